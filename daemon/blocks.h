@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/*
+ * Memory blocks as the planner sees them. Filled from
+ * <root>/devices/system/memory/memoryN and, for dax kmem memory, the
+ * pmem attribution (device, namespace, region).
+ */
+
+enum block_state {
+        BLOCK_STATE_UNKNOWN = 0,
+        BLOCK_STATE_OFFLINE,
+        BLOCK_STATE_ONLINE,
+        BLOCK_STATE_GOING_OFFLINE,
+};
+
+/* Zones a plain online may choose, from valid_zones of an offline block. */
+enum {
+        VALID_NORMAL  = 1 << 0,         /* "Normal" or DMA/DMA32 */
+        VALID_MOVABLE = 1 << 1,
+};
+
+struct mem_block {
+        uint64_t id;                    /* memoryN */
+        uint64_t phys_start;            /* id * block_size */
+        enum block_state state;
+        int node;                       /* NODE_NONE if unresolved */
+        bool node_guessed;              /* node from the span fallback, not a link */
+        unsigned valid_zones;           /* VALID_* bits; 0 = unknown */
+        bool removable;
+        /* pmem attribution (owned strings, NULL if none) */
+        char *device;                   /* "dax0.0" */
+        char *namespace_name;           /* "namespace0.0" */
+        char *namespace_uuid;
+        int region;                     /* -1 if none */
+        uint64_t event_usec;            /* when its add event arrived, 0 = coldplug */
+};
+
+struct block_set {
+        struct mem_block *blocks;
+        size_t n, allocated;
+};
+
+void block_set_clear(struct block_set *s);   /* frees contents, keeps struct */
+
+enum block_state block_state_from_string(const char *s);
+const char *block_state_to_string(enum block_state s);
+
+/* "memory123" -> 123. -EINVAL otherwise. */
+int block_id_from_name(const char *name, uint64_t *ret);
+
+/*
+ * Read one block: state, valid_zones, node link. Missing node link leaves
+ * node = NODE_NONE. -ENOENT if the block directory is gone.
+ */
+int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct mem_block *ret);
+
+/*
+ * Scan every memoryN; append the ones whose state matches want (or all
+ * for BLOCK_STATE_UNKNOWN) to set, ascending by id.
+ */
+int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state want, struct block_set *set);

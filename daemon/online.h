@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "plan.h"
+#include "policy.h"
+
+/*
+ * Node workers: one pthread per planned CPU, pinned with
+ * sched_setaffinity. Workers open their blocks' state files in parallel;
+ * an arbiter hands out at most max_concurrent_writes kernel writes at a
+ * time (the kernel serialises onlining under device_hotplug_lock anyway
+ * and punishes contention with a 5 ms sleep-and-restart).
+ */
+
+/* Test seam: how a state write is done. Default: sysfs_write on <root>/.../memoryN/state. */
+struct online_ops {
+        /* Returns 0 or -errno, as write(2) would fail. */
+        int (*write_state)(void *userdata, const char *sysfs_root, uint64_t block_id, const char *value);
+        /* Returns 0 and the current state, or -errno. */
+        int (*read_state)(void *userdata, const char *sysfs_root, uint64_t block_id, enum block_state *ret);
+        void *userdata;
+};
+
+struct block_result {
+        uint64_t id;
+        int node;                       /* memory's node */
+        enum zone zone;                 /* what was written */
+        int error;                      /* 0 or -errno after retries */
+        int cpu;                        /* sched_getcpu() at the write, -1 unknown */
+        unsigned attempts;              /* writes issued (1 = first try) */
+        bool already_online;            /* EINVAL but state says online: another agent did it */
+        bool not_attempted;             /* stopped before its turn (SIGTERM) */
+        uint64_t usec;                  /* the successful write's duration */
+        uint64_t done_usec;             /* CLOCK_MONOTONIC when it finished */
+};
+
+struct group_result {
+        int node;
+        int writer_node;
+        enum zone zone_mask;            /* unused; see zones_used */
+        unsigned zones_used;            /* 1 << enum zone for every zone written */
+        char *cpus_used;                /* cpulist of CPUs that really wrote */
+        size_t blocks, failed;
+        uint64_t bytes;
+        uint64_t start_usec, end_usec;
+        uint64_t *lat_sorted;           /* per-block write µs of successes, ascending */
+        size_t n_lat;
+};
+
+struct online_result {
+        struct block_result *blocks;    /* one per plan item, plan order */
+        size_t n_blocks;
+        struct group_result *groups;    /* one per plan group */
+        size_t n_groups;
+        size_t failed;
+        uint64_t bytes;                 /* of blocks that came online */
+        uint64_t start_usec, end_usec;
+        bool pin_failed;                /* some worker could not pin */
+        int pin_errno;
+        int pin_cpu;
+};
+
+struct online_request {
+        const char *sysfs_root;
+        uint64_t block_size;
+        const struct plan *plan;
+        const struct policy *policy;
+        const struct online_ops *ops;   /* NULL = real sysfs */
+        atomic_bool *stop;              /* set by SIGTERM: finish in-flight writes, start no more */
+};
+
+int online_run(const struct online_request *req, struct online_result **ret);
+void online_result_free(struct online_result *r);
+void online_result_freep(struct online_result **r);
+#define _cleanup_online_result_ __attribute__((cleanup(online_result_freep)))
+
+/* Percentile (0..100) of an ascending array; 0 if empty. */
+uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct);

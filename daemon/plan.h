@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdio.h>
+#include "blocks.h"
+#include "policy.h"
+#include "topology.h"
+
+/*
+ * The planner: a pure function of (blocks, topology, policy). It decides
+ * per block the zone to write and the CPU that writes it, and groups the
+ * blocks into per-node work lists for the workers.
+ */
+
+struct plan_item {
+        struct mem_block *block;        /* borrowed from the block_set */
+        enum zone zone;                 /* never ZONE_UNSET */
+        const char *reason;             /* static string: why this zone */
+        int worker;                     /* index into plan_group.cpus */
+};
+
+struct plan_group {
+        int node;                       /* the memory's node (NODE_NONE if unknown) */
+        int writer_node;                /* node whose CPUs write it */
+        int *cpus;                      /* worker CPUs, n_cpus >= 1; -1 = unpinned */
+        size_t n_cpus;
+        struct plan_item *items;        /* ascending block id */
+        size_t n_items;
+};
+
+struct plan {
+        struct plan_group *groups;      /* ascending node id */
+        size_t n_groups;
+        struct plan_item *skipped;      /* zone == ZONE_SKIP, not in any group */
+        size_t n_skipped;
+        size_t n_items;                 /* blocks to write */
+};
+
+int plan_build(const struct block_set *blocks, const struct topology *t, const struct policy *p,
+               struct plan **ret);
+void plan_free(struct plan *plan);
+void plan_freep(struct plan **plan);
+#define _cleanup_plan_ __attribute__((cleanup(plan_freep)))
+
+/* "block=memoryN node=N zone=Z cpu=N reason=..." lines, ascending block id. */
+int plan_print(const struct plan *plan, FILE *out);

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <numa.h>
+
+/* What to write to a block's state file. */
+enum zone {
+        ZONE_UNSET = 0,         /* no opinion: fall through to the next rule */
+        ZONE_SKIP,              /* leave the block alone */
+        ZONE_ONLINE,            /* "online": the kernel's default zone */
+        ZONE_MOVABLE,           /* "online_movable" */
+        ZONE_KERNEL,            /* "online_kernel" */
+};
+
+const char *zone_to_string(enum zone z);        /* "skip", "online", ... */
+int zone_from_string(const char *s, enum zone *ret);
+
+enum event_source {
+        EVENT_SOURCE_UDEV = 0,
+        EVENT_SOURCE_KERNEL,
+};
+
+/* How many workers a node gets: a fixed count or a percentage of its cores. */
+struct worker_count {
+        unsigned count;         /* used when percent == 0 */
+        unsigned percent;       /* 1..100 of usable cores, rounded up, at least 1 */
+};
+
+struct node_rule {
+        int node;
+        enum zone zone;
+        struct worker_count workers;
+        bool has_workers;
+        unsigned line;
+};
+
+struct range_rule {
+        uint64_t start, end;    /* physical, inclusive start, exclusive end */
+        enum zone zone;
+        unsigned line;
+};
+
+/* Matches a dax device (kmem memory) by name, namespace, region or node. */
+struct device_rule {
+        char *name;             /* section name, for logs */
+        char *device;           /* "dax0.0"; NULL = any */
+        char *namespace_name;   /* namespace uuid, "namespace0.0" or alt name; NULL = any */
+        int region;             /* region id, -1 = any */
+        int target_node;        /* -1 = any */
+        uint64_t min_size;      /* bytes, 0 = any */
+        bool pmem_only;         /* only devices on pmem regions */
+        enum zone zone;
+        int convert;            /* -1 unset, 0 no, 1 convert devdax -> system-ram */
+        unsigned line;
+};
+
+struct exclusion {
+        enum { EXCLUDE_NODE, EXCLUDE_RANGE, EXCLUDE_BLOCK, EXCLUDE_DEVICE } kind;
+        int node;
+        uint64_t start, end;    /* range; for EXCLUDE_BLOCK start = block id */
+        char *device;
+        unsigned line;
+};
+
+struct policy {
+        char *path;                     /* file it came from, NULL for built-in */
+
+        /* [daemon] */
+        unsigned settle_ms;             /* quiet time that closes a batch */
+        unsigned max_wait_ms;           /* a batch never waits longer than this */
+        unsigned max_concurrent_writes; /* kernel writes at once, default 1 */
+        struct worker_count workers;    /* per node, default 1 */
+        struct bitmask *banned_cpus;    /* never write from these; may be empty */
+        unsigned retries;               /* EBUSY/EAGAIN retries per block */
+        unsigned retry_backoff_ms;      /* first backoff, doubles, capped */
+        unsigned retry_backoff_max_ms;
+        unsigned node_link_wait_ms;     /* wait for memoryN/nodeX to appear */
+        enum event_source event_source;
+
+        /* [zones] */
+        enum zone default_zone;
+        unsigned movable_ratio;         /* percent; 0 disables the guard */
+        bool ratio_per_node;            /* apply the guard per node too */
+
+        /* [pmem] */
+        bool convert_devdax;            /* convert matching devdax to system-ram */
+        enum zone pmem_zone;            /* default zone for dax kmem memory */
+        bool respect_daxctl;            /* stand back if daxctl's own config claims a device */
+
+        struct node_rule *nodes;
+        size_t n_nodes;
+        struct range_rule *ranges;
+        size_t n_ranges;
+        struct device_rule *devices;
+        size_t n_devices;
+        struct exclusion *exclusions;
+        size_t n_exclusions;
+};
+
+/* Where parsing failed, for "FILE:LINE: reason". */
+struct policy_error {
+        char file[512];
+        unsigned line;          /* 0 when not tied to a line (e.g. cannot open) */
+        char reason[256];
+};
+
+/* Built-in defaults, used when no config file exists. */
+int policy_new_default(struct policy **ret);
+
+/*
+ * Parse and validate an INI file. On failure returns -EINVAL (or -errno for
+ * I/O) and fills *ret_error; *ret is untouched. A missing file is -ENOENT.
+ */
+int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error);
+
+void policy_free(struct policy *p);
+void policy_freep(struct policy **p);
+#define _cleanup_policy_ __attribute__((cleanup(policy_freep)))
+
+/* Workers for a node given its usable core count (>= 1 if cores >= 1). */
+unsigned policy_workers_for_node(const struct policy *p, int node, unsigned usable_cores);

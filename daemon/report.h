@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <syslog.h>
+#include "online.h"
+#include "plan.h"
+
+/*
+ * Structured records: journal (sd_journal_sendv) or one console line of
+ * KEY=value pairs. MESSAGE_IDs are fixed; catalog/memonlined.catalog
+ * explains each.
+ */
+
+#define MESSAGE_ID_BATCH    "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6"
+#define MESSAGE_ID_NODE     "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7"
+#define MESSAGE_ID_FAILURE  "8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8"
+#define MESSAGE_ID_DEVICE   "9d4f5e6b7a8240d1c2e3f4a5b6c7d8e9"
+#define MESSAGE_ID_CONFIG   "ae5a6f7c8b9351e2d3f4a5b6c7d8e9fa"
+#define MESSAGE_ID_CONFLICT "bf6b7a8d9ca462f3e4a5b6c7d8e9fa0b"
+#define MESSAGE_ID_STARTED  "c07c8b9eadb573a4f5b6c7d8e9fa0b1c"
+#define MESSAGE_ID_RATIO    "d18d9cafbec684b5a6c7d8e9fa0b1c2d"
+
+enum log_target {
+        LOG_TARGET_AUTO = 0,
+        LOG_TARGET_JOURNAL,
+        LOG_TARGET_CONSOLE,
+};
+
+int log_target_from_string(const char *s, enum log_target *ret);
+
+struct reporter {
+        enum log_target target;         /* resolved: JOURNAL or CONSOLE */
+        FILE *out;                      /* console records (default stdout) */
+        FILE *err;                      /* console log lines (default stderr) */
+        int max_priority;               /* LOG_DEBUG shows everything */
+        uint64_t batch_seq;             /* last batch number */
+        bool pin_warned;
+};
+
+/* AUTO: journal if stderr is the journal (JOURNAL_STREAM) or we run under systemd, else console. */
+void reporter_init(struct reporter *r, enum log_target target);
+
+/* A record under construction: "KEY=value" strings. */
+struct record {
+        char **fields;
+        size_t n, allocated;
+};
+
+int record_add(struct record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void record_clear(struct record *rec);
+/* Emit: journal, or "KEY=value KEY=value" on one line (values with spaces are quoted). */
+int record_emit(struct reporter *r, const struct record *rec);
+/* Format the console line into a malloc'd string (for tests). */
+int record_format_line(const struct record *rec, char **ret);
+
+/* Plain log message with optional MESSAGE_ID (NULL) and extra fields (NULL). */
+void report_log(struct reporter *r, int priority, const char *message_id, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+/* Context of a batch, beyond the plan and result. */
+struct batch_info {
+        const char *trigger;            /* "udev", "coldplug", "rescan", "once" */
+        uint64_t first_event_usec;      /* 0 for coldplug */
+        uint64_t cpu_usec;              /* daemon CPU time spent on this batch */
+        uint64_t block_size;
+};
+
+/*
+ * One batch record, one record per node group, one per failed block.
+ * Increments r->batch_seq.
+ */
+int report_batch(struct reporter *r, const struct batch_info *info, const struct plan *plan,
+                 const struct online_result *res);

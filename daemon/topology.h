@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <numa.h>
+
+/*
+ * The machine as sysfs describes it: nodes, CPUs, physical cores,
+ * distances, HMAT initiators, and what memory each node already has
+ * online per zone (for the MOVABLE:KERNEL ratio guard).
+ */
+
+#define NODE_NONE (-1)
+
+struct topo_node {
+        int id;
+        struct bitmask *cpus;           /* online CPUs of the node (may be empty: CPU-less) */
+        struct bitmask *initiators;     /* HMAT access1/initiators node set, or NULL */
+        unsigned *distance;             /* indexed by node id, 0..max_node; 0 = unknown */
+        uint64_t kernel_bytes;          /* online memory in non-movable zones */
+        uint64_t movable_bytes;         /* online memory in ZONE_MOVABLE */
+        uint64_t first_block, last_block;  /* span of block ids linked to the node */
+        bool has_blocks;
+};
+
+struct topo_cpu {
+        bool present;                   /* cpuN exists */
+        bool online;
+        int node;                       /* NODE_NONE if unknown */
+        int core;                       /* lowest CPU id among its thread siblings */
+};
+
+struct topology {
+        char *sysfs_root;
+        uint64_t block_size;            /* bytes, from memory/block_size_bytes (hex) */
+        struct topo_node *nodes;        /* sorted by id */
+        size_t n_nodes;
+        int max_node;
+        struct topo_cpu *cpus;          /* indexed by CPU id, 0..n_cpus-1 */
+        unsigned n_cpus;
+        struct bitmask *isolated;       /* isolcpus + nohz_full, never used for writes */
+};
+
+/* Load from <root>/devices/system/{node,cpu,memory}. */
+int topology_load(const char *sysfs_root, struct topology **ret);
+void topology_free(struct topology *t);
+void topology_freep(struct topology **t);
+#define _cleanup_topology_ __attribute__((cleanup(topology_freep)))
+
+const struct topo_node *topology_node(const struct topology *t, int node_id);
+
+/*
+ * The node whose CPUs write this node's memory: the node itself if it has
+ * usable CPUs; else the HMAT best initiator; else the nearest node with
+ * usable CPUs by distance (ties: lowest id). NODE_NONE if none.
+ */
+int topology_writer_node(const struct topology *t, int node_id, const struct bitmask *banned);
+
+/*
+ * Pick up to max CPUs of node_id to write from: one hardware thread per
+ * physical core, never two siblings, skipping offline, banned and isolated
+ * CPUs. Lowest core first. Returns count (>= 0) written to ret_cpus.
+ */
+int topology_pick_cpus(const struct topology *t, int node_id, const struct bitmask *banned,
+                       unsigned max, int *ret_cpus);
+
+/* Number of physical cores usable on the node (same filters as above). */
+unsigned topology_usable_cores(const struct topology *t, int node_id, const struct bitmask *banned);

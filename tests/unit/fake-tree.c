@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "fake-tree.h"
+
+static void die(const char *what, const char *path) {
+        fprintf(stderr, "fake-tree: %s %s: %s\n", what, path, strerror(errno));
+        abort();
+}
+
+static char *join(const char *root, const char *rel) {
+        char *p;
+
+        if (asprintf(&p, "%s/%s", root, rel) < 0)
+                abort();
+        return p;
+}
+
+static void mkdir_parents(char *path) {
+        for (char *s = path + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        die("mkdir", path);
+                *s = '/';
+        }
+}
+
+char *fake_tree_new(void) {
+        char tmpl[] = "/tmp/memonline-fake-XXXXXX";
+
+        if (!mkdtemp(tmpl))
+                die("mkdtemp", tmpl);
+        return strdup(tmpl);
+}
+
+void fake_tree_free(char *root) {
+        char *cmd;
+
+        if (!root)
+                return;
+        if (strncmp(root, "/tmp/memonline-fake-", 20) == 0 && asprintf(&cmd, "rm -rf '%s'", root) >= 0) {
+                if (system(cmd) != 0)
+                        fprintf(stderr, "fake-tree: could not remove %s\n", root);
+                free(cmd);
+        }
+        free(root);
+}
+
+void fake_mkdir(const char *root, const char *rel) {
+        char *p = join(root, rel);
+        size_t n = strlen(p);
+        char *q = malloc(n + 2);
+
+        memcpy(q, p, n);
+        q[n] = '/';
+        q[n + 1] = '\0';
+        mkdir_parents(q);
+        free(q);
+        free(p);
+}
+
+void fake_write(const char *root, const char *rel, const char *fmt, ...) {
+        char *p = join(root, rel);
+        va_list ap;
+        FILE *f;
+
+        mkdir_parents(p);
+        f = fopen(p, "we");
+        if (!f)
+                die("open", p);
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        if (fclose(f) != 0)
+                die("close", p);
+        free(p);
+}
+
+void fake_symlink(const char *root, const char *rel_link, const char *target) {
+        char *p = join(root, rel_link);
+
+        mkdir_parents(p);
+        if (symlink(target, p) < 0 && errno != EEXIST)
+                die("symlink", p);
+        free(p);
+}
+
+void fake_unlink(const char *root, const char *rel) {
+        char *p = join(root, rel);
+
+        if (unlink(p) < 0 && errno != ENOENT)
+                die("unlink", p);
+        free(p);
+}
+
+char *fake_read(const char *root, const char *rel) {
+        char *p = join(root, rel), *buf = NULL;
+        size_t n = 0;
+        FILE *f = fopen(p, "re");
+
+        free(p);
+        if (!f)
+                return NULL;
+        if (getline(&buf, &n, f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        buf[strcspn(buf, "\n")] = '\0';
+        return buf;
+}
+
+void fake_memory_init(const char *root, uint64_t block_size) {
+        fake_write(root, "devices/system/memory/block_size_bytes", "%llx\n", (unsigned long long) block_size);
+        fake_write(root, "devices/system/memory/auto_online_blocks", "offline\n");
+}
+
+void fake_add_cpu(const char *root, unsigned cpu, int node, const char *siblings, bool online) {
+        char rel[256], target[64];
+
+        snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%u/online", cpu);
+        fake_write(root, rel, "%d\n", online ? 1 : 0);
+        snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
+        fake_write(root, rel, "%s\n", siblings);
+        if (node >= 0) {
+                snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%u/node%d", cpu, node);
+                snprintf(target, sizeof(target), "../../node/node%d", node);
+                fake_symlink(root, rel, target);
+        }
+}
+
+void fake_add_node(const char *root, int node, const char *cpulist, const char *distance) {
+        char rel[256];
+
+        snprintf(rel, sizeof(rel), "devices/system/node/node%d/cpulist", node);
+        fake_write(root, rel, "%s\n", cpulist);
+        snprintf(rel, sizeof(rel), "devices/system/node/node%d/distance", node);
+        fake_write(root, rel, "%s\n", distance);
+}
+
+void fake_add_initiator(const char *root, int node, int initiator) {
+        char rel[256], target[64];
+
+        snprintf(rel, sizeof(rel), "devices/system/node/node%d/access1/initiators/node%d", node, initiator);
+        snprintf(target, sizeof(target), "../../../node%d", initiator);
+        fake_symlink(root, rel, target);
+}
+
+void fake_link_block(const char *root, uint64_t id, int node) {
+        char rel[256], target[64];
+
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/node%d", (unsigned long long) id, node);
+        snprintf(target, sizeof(target), "../../node/node%d", node);
+        fake_symlink(root, rel, target);
+        snprintf(rel, sizeof(rel), "devices/system/node/node%d/memory%llu", node, (unsigned long long) id);
+        snprintf(target, sizeof(target), "../../memory/memory%llu", (unsigned long long) id);
+        fake_symlink(root, rel, target);
+}
+
+void fake_add_block(const char *root, uint64_t id, int node, const char *state, const char *valid_zones) {
+        char rel[256];
+        unsigned long long n = (unsigned long long) id;
+
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", n);
+        fake_write(root, rel, "%s\n", state);
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/valid_zones", n);
+        fake_write(root, rel, "%s\n", valid_zones);
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/phys_index", n);
+        fake_write(root, rel, "%08llx\n", n);
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/removable", n);
+        fake_write(root, rel, "1\n");
+        if (node >= 0)
+                fake_link_block(root, id, node);
+}
+
+void fake_standard_machine(const char *root) {
+        fake_memory_init(root, 128ULL << 20);
+        fake_write(root, "devices/system/cpu/online", "0-7\n");
+        fake_write(root, "devices/system/cpu/possible", "0-7\n");
+        fake_write(root, "devices/system/cpu/present", "0-7\n");
+        fake_write(root, "devices/system/cpu/isolated", "\n");
+        fake_write(root, "devices/system/node/online", "0-2\n");
+        fake_write(root, "devices/system/node/possible", "0-2\n");
+        fake_write(root, "devices/system/node/has_cpu", "0-1\n");
+        fake_write(root, "devices/system/node/has_memory", "0-1\n");
+        fake_add_node(root, 0, "0-3", "10 20 30");
+        fake_add_node(root, 1, "4-7", "20 10 17");
+        fake_add_node(root, 2, "", "30 17 10");
+        fake_add_cpu(root, 0, 0, "0,2", true);
+        fake_add_cpu(root, 1, 0, "1,3", true);
+        fake_add_cpu(root, 2, 0, "0,2", true);
+        fake_add_cpu(root, 3, 0, "1,3", true);
+        fake_add_cpu(root, 4, 1, "4,6", true);
+        fake_add_cpu(root, 5, 1, "5,7", true);
+        fake_add_cpu(root, 6, 1, "4,6", true);
+        fake_add_cpu(root, 7, 1, "5,7", true);
+        for (uint64_t b = 0; b < 8; b++)
+                fake_add_block(root, b, 0, "online", b == 0 ? "DMA32" : "Normal");
+        for (uint64_t b = 8; b < 16; b++)
+                fake_add_block(root, b, 1, "online", "Normal");
+}

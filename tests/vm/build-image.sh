@@ -1,0 +1,206 @@
+#!/bin/bash
+# Build the memonlined test guest: a Debian bookworm ext4 disk image with
+# systemd, udev, ndctl/daxctl, qemu-guest-agent, a subset of the Debian
+# kernel's modules, the test helper scripts and (unless --no-project) the
+# project installed with `make install DESTDIR=`.
+#
+# Usage: tests/vm/build-image.sh [--no-project] [--out DIR] [--size SIZE] [BUILDDIR]
+#
+#   BUILDDIR   configured build dir of the project (or $MEMONLINED_BUILDDIR).
+#              Configured with --prefix=/usr --sysconfdir=/etc --localstatedir=/var.
+#   --out DIR  where to write image.raw, vmlinuz, initrd.img, image.env
+#              (default: BUILDDIR/tests-vm, or the cache dir with --no-project;
+#              or $MEMONLINED_VM_OUT).
+#   --size S   ext4 image size (default 2G; sparse file).
+#
+# Runs unattended as root (no tty). The base rootfs made by mmdebstrap is
+# cached as a tarball in ${XDG_CACHE_HOME:-$HOME/.cache}/memonlined-vm/,
+# keyed by a hash of suite + package list + apt sources, so reruns only
+# redo the cheap steps (extract, modules, install, mkfs).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SUITE=bookworm
+SOURCES=${MEMONLINED_VM_SOURCES:-/etc/apt/sources.list.d/debian.sources}
+PACKAGES=(systemd-sysv udev kmod ndctl daxctl qemu-guest-agent util-linux
+          procps jq libinih1 libnuma1 libndctl6 libdaxctl1 libsystemd0
+          libudev1 numactl)
+# Guest kernel modules (deps are resolved from the kernel's modules.dep).
+MODULES=(nfit libnvdimm nd_pmem nd_btt nd_e820 dax device_dax kmem dax_pmem
+         dax_hmem virtio_mem virtio_console virtio_pci virtio_blk ext4)
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/memonlined-vm
+NO_PROJECT=0
+OUT=${MEMONLINED_VM_OUT:-}
+SIZE=2G
+BUILDDIR=${MEMONLINED_BUILDDIR:-}
+
+log() { echo "build-image: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-project) NO_PROJECT=1 ;;
+        --out) OUT=$2; shift ;;
+        --out=*) OUT=${1#--out=} ;;
+        --size) SIZE=$2; shift ;;
+        --size=*) SIZE=${1#--size=} ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -*) die "unknown option $1" ;;
+        *) BUILDDIR=$1 ;;
+    esac
+    shift
+done
+
+[ "$(id -u)" = 0 ] || die "must run as root (mmdebstrap, ownership in mkfs.ext4 -d)"
+for t in mmdebstrap mkfs.ext4 depmod modprobe tar sha256sum; do
+    command -v "$t" >/dev/null || die "missing tool $t"
+done
+
+if [ "$NO_PROJECT" = 0 ]; then
+    [ -n "$BUILDDIR" ] || die "give BUILDDIR (or MEMONLINED_BUILDDIR), or --no-project"
+    BUILDDIR=$(cd "$BUILDDIR" && pwd)
+    [ -f "$BUILDDIR/Makefile" ] || die "$BUILDDIR has no Makefile (not configured?); use --no-project"
+    : "${OUT:=$BUILDDIR/tests-vm}"
+else
+    : "${OUT:=$CACHE/noproject}"
+fi
+mkdir -p "$OUT" "$CACHE"
+OUT=$(cd "$OUT" && pwd)
+
+# --- guest kernel: the Debian kernel in /boot (not the host's uname -r) ---
+KVER=${MEMONLINED_VM_KVER:-}
+if [ -z "$KVER" ]; then
+    KIMG=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n1)
+    [ -n "$KIMG" ] || die "no /boot/vmlinuz-* (apt-get install linux-image-amd64)"
+    KVER=${KIMG#/boot/vmlinuz-}
+fi
+[ -f "/boot/vmlinuz-$KVER" ] || die "no /boot/vmlinuz-$KVER"
+[ -f "/boot/initrd.img-$KVER" ] || die "no /boot/initrd.img-$KVER"
+[ -d "/lib/modules/$KVER" ] || die "no /lib/modules/$KVER"
+log "guest kernel $KVER"
+
+# --- base rootfs, cached ---
+KEY=$( { echo "suite=$SUITE"; printf '%s\n' "${PACKAGES[@]}" | sort;
+         grep -v '^#' "$SOURCES"; echo v1; } | sha256sum | cut -c1-16)
+BASE=$CACHE/base-$SUITE-$KEY.tar
+if [ -f "$BASE" ] && [ -s "$BASE" ]; then
+    log "using cached base $BASE"
+else
+    log "mmdebstrap $SUITE -> $BASE (a few minutes)"
+    inc=$(IFS=,; echo "${PACKAGES[*]}")
+    mmdebstrap --variant=minbase --mode=root --include="$inc" \
+        --format=tar --aptopt='Acquire::Retries "3"' \
+        "$SUITE" "$BASE.tmp.tar" "$SOURCES" </dev/null
+    mv "$BASE.tmp.tar" "$BASE"
+fi
+
+# --- assemble rootfs in a temp dir under OUT ---
+ROOT=$OUT/rootfs
+rm -rf "$ROOT"
+mkdir -p "$ROOT"
+trap 'rm -rf "$ROOT"' EXIT
+tar -C "$ROOT" --numeric-owner -xpf "$BASE"
+
+# kernel modules
+log "copying modules"
+mods=$( { for m in "${MODULES[@]}"; do
+            modprobe -C /dev/null --ignore-install -S "$KVER" --show-depends "$m" 2>/dev/null || log "warning: no module $m"
+          done; } | awk '$1=="insmod"{print $2}' | sort -u)
+for f in $mods; do
+    rel=${f#/lib/modules/$KVER/}
+    mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$rel")"
+    cp -p "$f" "$ROOT/lib/modules/$KVER/$rel"
+done
+for f in modules.builtin modules.builtin.modinfo modules.order; do
+    [ -f "/lib/modules/$KVER/$f" ] && cp -p "/lib/modules/$KVER/$f" "$ROOT/lib/modules/$KVER/"
+done
+depmod -b "$ROOT" "$KVER"
+log "$(echo "$mods" | wc -l) modules"
+
+# system configuration
+echo memonlined-vm > "$ROOT/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 memonlined-vm\n' > "$ROOT/etc/hosts"
+printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\n' > "$ROOT/etc/fstab"
+sed -i 's/^root:[^:]*:/root::/' "$ROOT/etc/shadow"          # password-less root
+mkdir -p "$ROOT/etc/systemd/journald.conf.d"
+cat > "$ROOT/etc/systemd/journald.conf.d/memonlined-test.conf" <<'EOF'
+[Journal]
+Storage=volatile
+RateLimitIntervalSec=0
+RateLimitBurst=0
+ForwardToConsole=no
+EOF
+# Make the modules the scenarios need load early and deterministically.
+cat > "$ROOT/etc/modules-load.d/memonlined-test.conf" <<'EOF'
+virtio_console
+nfit
+nd_pmem
+dax_pmem
+device_dax
+kmem
+virtio_mem
+EOF
+# Nothing should auto-online memory in the guest except memonlined.
+mkdir -p "$ROOT/etc/udev/rules.d"
+for r in 40-vm-hotadd.rules 80-hotplug-cpu-mem.rules; do
+    ln -sf /dev/null "$ROOT/etc/udev/rules.d/$r"
+done
+# Faster, quieter boot.
+for u in systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer \
+         e2scrub_all.timer fstrim.timer man-db.timer; do
+    ln -sf /dev/null "$ROOT/etc/systemd/system/$u"
+done
+wants=$ROOT/etc/systemd/system/multi-user.target.wants
+mkdir -p "$wants"
+# qemu-guest-agent is started by udev (virtio port) via its static unit;
+# also pull it in explicitly in case the rule does not fire.
+mkdir -p "$ROOT/etc/systemd/system/qemu-guest-agent.service.d"
+cat > "$ROOT/etc/systemd/system/qemu-guest-agent.service.d/memonlined-test.conf" <<'EOF'
+[Install]
+WantedBy=multi-user.target
+[Unit]
+ConditionPathExists=/dev/virtio-ports/org.qemu.guest_agent.0
+EOF
+ln -sf /lib/systemd/system/qemu-guest-agent.service "$wants/qemu-guest-agent.service"
+
+# test helpers
+install -d "$ROOT/usr/lib/memonlined-test"
+install -m 0755 "$HERE"/guest/* "$ROOT/usr/lib/memonlined-test/"
+
+# the project
+if [ "$NO_PROJECT" = 0 ]; then
+    log "make -C $BUILDDIR install DESTDIR=$ROOT"
+    make -C "$BUILDDIR" install DESTDIR="$ROOT" >&2
+    unit=
+    for d in /lib/systemd/system /usr/lib/systemd/system /etc/systemd/system; do
+        [ -f "$ROOT$d/memonlined.service" ] && { unit=$d/memonlined.service; break; }
+    done
+    [ -n "$unit" ] || die "make install did not install memonlined.service"
+    [ -x "$ROOT/usr/sbin/memonlined" ] || die "make install did not install /usr/sbin/memonlined"
+    wantedby=$(sed -n 's/^WantedBy=//p' "$ROOT$unit" | head -n1)
+    : "${wantedby:=multi-user.target}"
+    mkdir -p "$ROOT/etc/systemd/system/$wantedby.wants"
+    ln -sf "$unit" "$ROOT/etc/systemd/system/$wantedby.wants/memonlined.service"
+    ls -l "$ROOT/usr/sbin/memonlined" >&2
+    echo yes > "$OUT/has-project"
+else
+    rm -f "$OUT/has-project"
+fi
+
+# image
+log "mkfs.ext4 -d -> $OUT/image.raw ($SIZE)"
+rm -f "$OUT/image.raw.tmp"
+mkfs.ext4 -q -F -L memonlined-vm -E root_owner=0:0 -d "$ROOT" "$OUT/image.raw.tmp" "$SIZE"
+mv "$OUT/image.raw.tmp" "$OUT/image.raw"
+cp -p "/boot/vmlinuz-$KVER" "$OUT/vmlinuz"
+cp -p "/boot/initrd.img-$KVER" "$OUT/initrd.img"
+cat > "$OUT/image.env" <<EOF
+KVER=$KVER
+IMAGE=$OUT/image.raw
+KERNEL=$OUT/vmlinuz
+INITRD=$OUT/initrd.img
+APPEND=console=ttyS0 root=/dev/vda rw
+PROJECT=$([ "$NO_PROJECT" = 0 ] && echo yes || echo no)
+EOF
+log "done: $OUT/image.raw"
+echo "$OUT"

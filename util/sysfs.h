@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+#include <stddef.h>
+
+/*
+ * Every sysfs access goes through a root directory (default "/sys"), so
+ * tests can point the daemon at a fake tree. rel is relative to the root,
+ * e.g. "devices/system/memory/memory32/state".
+ */
+
+/* Build "<root>/<rel>" with printf-style rel. Returns -ENOMEM. */
+int sysfs_path(char **ret, const char *root, const char *relfmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Read a small attribute, trailing newline stripped. -errno on failure. */
+int sysfs_read(const char *root, const char *rel, char **ret_value);
+int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_value);
+
+/* Write value to an attribute with a single write(). -errno on failure. */
+int sysfs_write(const char *root, const char *rel, const char *value);
+
+/* Read the whole file at an absolute path (small files only). */
+int read_full_file(const char *path, char **ret_value, size_t *ret_size);

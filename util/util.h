@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#define NSEC_PER_USEC 1000ULL
+#define USEC_PER_MSEC 1000ULL
+#define USEC_PER_SEC 1000000ULL
+#define NSEC_PER_SEC 1000000000ULL
+
+static inline void freep(void *p) { free(*(void **) p); }
+static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
+static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+#define _cleanup_closedir_ _cleanup_(closedirp)
+
+/* Hand ownership out of a cleanup variable. */
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
+
+static inline bool streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
+static inline bool startswith(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* CLOCK_MONOTONIC in microseconds / nanoseconds. */
+uint64_t now_usec(void);
+uint64_t now_nsec(void);
+
+/* Strict number parsing: whole string, no sign surprises. Return -EINVAL/-ERANGE. */
+int parse_u64(const char *s, int base, uint64_t *ret);
+int parse_unsigned(const char *s, unsigned *ret);
+/* "1", "yes", "true", "on" / "0", "no", "false", "off" */
+int parse_bool(const char *s, bool *ret);
+
+/* Trim leading and trailing white space in place; returns s. */
+char *strstrip(char *s);
+
+/* Growable array helper: make room for need elements of size sz. */
+int grow_array(void **array, size_t *allocated, size_t need, size_t sz);
+#define GROW(array, allocated, need) grow_array((void **) &(array), &(allocated), (need), sizeof(*(array)))

@@ -1,2 +1,510 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* PLACEHOLDER: not written yet */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/param.h>
+#include <time.h>
+#include "cpuset.h"
+#include "online.h"
+#include "sysfs.h"
+#include "util.h"
+
+/* Used when the request carries no policy (tests, --once before a config). */
+#define DEFAULT_RETRIES 5U
+#define DEFAULT_BACKOFF_MS 10U
+#define DEFAULT_BACKOFF_MAX_MS 1000U
+
+/*
+ * FIFO ticket arbiter with up to `limit` holders. Tickets are served in
+ * order, so workers of all nodes interleave fairly, and a worker queues
+ * with its file already open: the slot passes on with no gap.
+ */
+struct arbiter {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        uint64_t next_ticket;           /* next ticket to hand out */
+        uint64_t serving;               /* lowest ticket not yet admitted */
+        unsigned active, limit;
+};
+
+static void arbiter_acquire(struct arbiter *a) {
+        uint64_t t;
+
+        pthread_mutex_lock(&a->lock);
+        t = a->next_ticket++;
+        while (t != a->serving || a->active >= a->limit)
+                pthread_cond_wait(&a->cond, &a->lock);
+        a->serving++;
+        a->active++;
+        /* The next ticket may fit too when limit > 1. */
+        pthread_cond_broadcast(&a->cond);
+        pthread_mutex_unlock(&a->lock);
+}
+
+static void arbiter_release(struct arbiter *a) {
+        pthread_mutex_lock(&a->lock);
+        a->active--;
+        pthread_cond_broadcast(&a->cond);
+        pthread_mutex_unlock(&a->lock);
+}
+
+struct run {
+        const struct online_request *req;
+        struct online_result *res;
+        struct arbiter arbiter;
+        unsigned retries;
+        unsigned backoff_ms, backoff_max_ms;
+};
+
+/* One thread: one CPU of one group. Everything here is owned by the thread until join. */
+struct worker {
+        struct run *run;
+        size_t group;
+        int cpu;                        /* -1 = unpinned */
+        size_t *items;                  /* indices into res->blocks */
+        size_t n_items;
+        size_t first_item;              /* res->blocks index of the group's item 0 */
+        pthread_t thread;
+        bool started;
+        int pin_error;                  /* 0 or -errno */
+        uint64_t first_start, last_end; /* of this worker's writes, 0 if none */
+};
+
+static bool stopped(const struct run *run) {
+        return run->req->stop && atomic_load(run->req->stop);
+}
+
+static int pin_self(int cpu) {
+        cpu_set_t *set;
+        size_t size;
+        int r = 0;
+
+        if (cpu < 0)
+                return 0;
+        set = CPU_ALLOC((size_t) cpu + 1);
+        if (!set)
+                return -ENOMEM;
+        size = CPU_ALLOC_SIZE((size_t) cpu + 1);
+        CPU_ZERO_S(size, set);
+        CPU_SET_S((size_t) cpu, size, set);
+        if (sched_setaffinity(0, size, set) < 0)
+                r = -errno;
+        CPU_FREE(set);
+        return r;
+}
+
+static void sleep_msec(unsigned ms) {
+        struct timespec ts = {
+                .tv_sec = ms / 1000,
+                .tv_nsec = (long) (ms % 1000) * 1000000L,
+        };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static unsigned backoff_for(const struct run *run, unsigned attempt) {
+        uint64_t ms = run->backoff_ms;
+
+        /* attempt 1 failed -> first backoff; doubles after that. */
+        for (unsigned i = 1; i < attempt && ms < UINT32_MAX; i++)
+                ms *= 2;
+        if (run->backoff_max_ms > 0 && ms > run->backoff_max_ms)
+                ms = run->backoff_max_ms;
+        return (unsigned) ms;
+}
+
+static int open_state(const char *root, uint64_t id, int *ret_fd) {
+        _cleanup_free_ char *path = NULL;
+        int r, fd;
+
+        r = sysfs_path(&path, root, "devices/system/memory/memory%" PRIu64 "/state", id);
+        if (r < 0)
+                return r;
+        /* O_TRUNC is ignored by sysfs and keeps fake trees (regular files) exact. */
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+static int write_state(const struct run *run, uint64_t id, int fd, const char *value) {
+        const struct online_ops *ops = run->req->ops;
+        size_t len = strlen(value);
+        ssize_t n;
+
+        if (ops)
+                return ops->write_state(ops->userdata, run->req->sysfs_root, id, value);
+
+        /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
+        do
+                n = pwrite(fd, value, len, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}
+
+static int read_state(const struct run *run, uint64_t id, enum block_state *ret) {
+        const struct online_ops *ops = run->req->ops;
+        _cleanup_free_ char *rel = NULL, *value = NULL;
+        int r;
+
+        if (ops) {
+                if (!ops->read_state)
+                        return -EOPNOTSUPP;
+                return ops->read_state(ops->userdata, run->req->sysfs_root, id, ret);
+        }
+        if (asprintf(&rel, "devices/system/memory/memory%" PRIu64 "/state", id) < 0)
+                return -ENOMEM;
+        r = sysfs_read(run->req->sysfs_root, rel, &value);
+        if (r < 0)
+                return r;
+        *ret = block_state_from_string(value);
+        return 0;
+}
+
+/* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. */
+static void online_one(struct worker *w, const struct plan_item *item, struct block_result *br) {
+        struct run *run = w->run;
+        _cleanup_close_ int fd = -1;
+        const char *value;
+        int r;
+
+        value = item->zone == ZONE_ONLINE || item->zone == ZONE_MOVABLE || item->zone == ZONE_KERNEL ?
+                zone_to_string(item->zone) : NULL;
+        if (!value) {
+                br->error = -EINVAL;
+                return;
+        }
+
+        /* Prepared before our turn: the slot is only held for the write itself. */
+        if (!run->req->ops) {
+                r = open_state(run->req->sysfs_root, br->id, &fd);
+                if (r < 0) {
+                        br->error = r;
+                        return;
+                }
+        }
+
+        for (;;) {
+                uint64_t t0, t1;
+
+                if (stopped(run))
+                        break;
+                arbiter_acquire(&run->arbiter);
+                if (stopped(run)) {
+                        arbiter_release(&run->arbiter);
+                        break;
+                }
+                t0 = now_usec();
+                r = write_state(run, br->id, fd, value);
+                t1 = now_usec();
+                br->cpu = sched_getcpu();
+                arbiter_release(&run->arbiter);
+
+                br->attempts++;
+                if (w->first_start == 0)
+                        w->first_start = t0;
+                w->last_end = t1;
+                br->done_usec = t1;
+
+                if (r == 0) {
+                        br->error = 0;
+                        br->usec = t1 - t0;
+                        return;
+                }
+                br->error = r;
+
+                if ((r == -EBUSY || r == -EAGAIN) && br->attempts <= run->retries) {
+                        sleep_msec(backoff_for(run, br->attempts));
+                        continue;
+                }
+                if (r == -EINVAL) {
+                        enum block_state st;
+
+                        /* The kernel says EINVAL for "already online": someone else won the race. */
+                        if (read_state(run, br->id, &st) >= 0 && st == BLOCK_STATE_ONLINE) {
+                                br->error = 0;
+                                br->already_online = true;
+                        }
+                }
+                return;
+        }
+
+        /* Stopped. A block that never reached the kernel stays offline for the next coldplug. */
+        if (br->attempts == 0) {
+                br->not_attempted = true;
+                br->error = -ECANCELED;
+        }
+}
+
+static void *worker_main(void *userdata) {
+        struct worker *w = userdata;
+        struct run *run = w->run;
+        const struct plan_group *g = &run->req->plan->groups[w->group];
+
+        if (w->cpu >= 0)
+                w->pin_error = pin_self(w->cpu);
+
+        for (size_t i = 0; i < w->n_items; i++) {
+                size_t idx = w->items[i];
+                struct block_result *br = &run->res->blocks[idx];
+
+                if (stopped(run)) {
+                        br->not_attempted = true;
+                        br->error = -ECANCELED;
+                        continue;
+                }
+                online_one(w, &g->items[idx - w->first_item], br);
+        }
+        return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static void workers_free(struct worker *workers, size_t n) {
+        if (!workers)
+                return;
+        for (size_t i = 0; i < n; i++)
+                free(workers[i].items);
+        free(workers);
+}
+
+/* Group totals, computed by the caller after every worker has been joined. */
+static void group_finish(struct online_result *res, size_t gi, size_t first, size_t n, uint64_t block_size) {
+        struct group_result *gr = &res->groups[gi];
+        _cleanup_cpuset_ struct bitmask *cpus = cpuset_new();
+        uint64_t *lat = NULL;
+        size_t n_lat = 0;
+
+        if (n > 0)
+                lat = calloc(n, sizeof(*lat));
+
+        for (size_t i = first; i < first + n; i++) {
+                const struct block_result *br = &res->blocks[i];
+
+                if (br->attempts > 0)
+                        gr->zones_used |= 1U << br->zone;
+                if (br->not_attempted)
+                        continue;
+                if (br->error != 0) {
+                        gr->failed++;
+                        continue;
+                }
+                if (br->already_online)
+                        continue;
+                gr->blocks++;
+                if (cpus && br->cpu >= 0 && br->cpu < CPUSET_MAX)
+                        numa_bitmask_setbit(cpus, (unsigned) br->cpu);
+                if (lat)
+                        lat[n_lat++] = br->usec;
+        }
+        gr->bytes = block_size * gr->blocks;
+
+        /* Out of memory here only loses detail, never the batch's outcome. */
+        if (lat && n_lat > 0) {
+                qsort(lat, n_lat, sizeof(*lat), cmp_u64);
+                gr->lat_sorted = lat;
+                gr->n_lat = n_lat;
+        } else
+                free(lat);
+        if (!cpus || cpulist_format(cpus, &gr->cpus_used) < 0)
+                gr->cpus_used = NULL;
+}
+
+int online_run(const struct online_request *req, struct online_result **ret) {
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct worker *workers = NULL;
+        size_t n_workers = 0, n_blocks = 0, wi = 0, first;
+        struct run run = {};
+        int r = 0;
+
+        if (!req || !req->plan || !ret)
+                return -EINVAL;
+        if (!req->ops && !req->sysfs_root)
+                return -EINVAL;
+        if (req->ops && !req->ops->write_state)
+                return -EINVAL;
+
+        for (size_t g = 0; g < req->plan->n_groups; g++) {
+                n_blocks += req->plan->groups[g].n_items;
+                n_workers += MAX(req->plan->groups[g].n_cpus, (size_t) 1);
+        }
+
+        res = calloc(1, sizeof(*res));
+        if (!res)
+                return -ENOMEM;
+        res->pin_cpu = -1;
+        res->n_groups = req->plan->n_groups;
+        if (res->n_groups > 0) {
+                res->groups = calloc(res->n_groups, sizeof(*res->groups));
+                if (!res->groups)
+                        return -ENOMEM;
+        }
+        res->n_blocks = n_blocks;
+        if (n_blocks > 0) {
+                res->blocks = calloc(n_blocks, sizeof(*res->blocks));
+                if (!res->blocks)
+                        return -ENOMEM;
+        }
+        if (n_workers > 0) {
+                workers = calloc(n_workers, sizeof(*workers));
+                if (!workers)
+                        return -ENOMEM;
+        }
+
+        run = (struct run) {
+                .req = req,
+                .res = res,
+                .arbiter.limit = 1,
+                .retries = DEFAULT_RETRIES,
+                .backoff_ms = DEFAULT_BACKOFF_MS,
+                .backoff_max_ms = DEFAULT_BACKOFF_MAX_MS,
+        };
+        if (req->policy) {
+                run.arbiter.limit = MAX(req->policy->max_concurrent_writes, 1U);
+                run.retries = req->policy->retries;
+                run.backoff_ms = req->policy->retry_backoff_ms;
+                run.backoff_max_ms = req->policy->retry_backoff_max_ms;
+        }
+
+        /* Results in plan order; split each group's items among its workers. */
+        first = 0;
+        for (size_t g = 0; g < req->plan->n_groups; g++) {
+                const struct plan_group *pg = &req->plan->groups[g];
+                size_t nw = MAX(pg->n_cpus, (size_t) 1);
+
+                res->groups[g].node = pg->node;
+                res->groups[g].writer_node = pg->writer_node;
+
+                for (size_t k = 0; k < nw; k++) {
+                        struct worker *w = &workers[wi + k];
+
+                        w->run = &run;
+                        w->group = g;
+                        w->cpu = pg->n_cpus > 0 ? pg->cpus[k] : -1;
+                        w->first_item = first;
+                        if (pg->n_items > 0) {
+                                w->items = calloc(pg->n_items, sizeof(*w->items));
+                                if (!w->items) {
+                                        r = -ENOMEM;
+                                        goto finish;
+                                }
+                        }
+                }
+                for (size_t i = 0; i < pg->n_items; i++) {
+                        const struct plan_item *it = &pg->items[i];
+                        struct block_result *br = &res->blocks[first + i];
+                        /* A bad worker index is the planner's bug; keep the block anyway. */
+                        size_t k = it->worker >= 0 ? (size_t) it->worker % nw : 0;
+                        struct worker *w = &workers[wi + k];
+
+                        br->id = it->block->id;
+                        br->node = it->block->node;
+                        br->zone = it->zone;
+                        br->cpu = -1;
+                        w->items[w->n_items++] = first + i;
+                }
+                first += pg->n_items;
+                wi += nw;
+        }
+
+        pthread_mutex_init(&run.arbiter.lock, NULL);
+        pthread_cond_init(&run.arbiter.cond, NULL);
+
+        for (size_t i = 0; i < n_workers; i++) {
+                if (workers[i].n_items == 0)
+                        continue;
+                workers[i].started = pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]) == 0;
+        }
+        /* A thread we could not create still gets its blocks done, unpinned, by us. */
+        for (size_t i = 0; i < n_workers; i++)
+                if (workers[i].n_items > 0 && !workers[i].started) {
+                        workers[i].cpu = -1;
+                        worker_main(&workers[i]);
+                }
+        for (size_t i = 0; i < n_workers; i++)
+                if (workers[i].started)
+                        pthread_join(workers[i].thread, NULL);
+
+        pthread_cond_destroy(&run.arbiter.cond);
+        pthread_mutex_destroy(&run.arbiter.lock);
+
+        /* All workers are joined: their results are ours to read now. */
+        first = 0;
+        wi = 0;
+        for (size_t g = 0; g < res->n_groups; g++) {
+                const struct plan_group *pg = &req->plan->groups[g];
+                struct group_result *gr = &res->groups[g];
+                size_t nw = MAX(pg->n_cpus, (size_t) 1);
+
+                for (size_t k = 0; k < nw; k++) {
+                        const struct worker *w = &workers[wi + k];
+
+                        if (w->first_start && (gr->start_usec == 0 || w->first_start < gr->start_usec))
+                                gr->start_usec = w->first_start;
+                        if (w->last_end > gr->end_usec)
+                                gr->end_usec = w->last_end;
+                        if (w->pin_error < 0 && !res->pin_failed) {
+                                res->pin_failed = true;
+                                res->pin_errno = -w->pin_error;
+                                res->pin_cpu = w->cpu;
+                        }
+                }
+                group_finish(res, g, first, pg->n_items, req->block_size);
+
+                res->failed += gr->failed;
+                res->bytes += gr->bytes;
+                if (gr->start_usec && (res->start_usec == 0 || gr->start_usec < res->start_usec))
+                        res->start_usec = gr->start_usec;
+                if (gr->end_usec > res->end_usec)
+                        res->end_usec = gr->end_usec;
+
+                first += pg->n_items;
+                wi += nw;
+        }
+
+        *ret = TAKE_PTR(res);
+finish:
+        workers_free(workers, n_workers);
+        return r;
+}
+
+void online_result_free(struct online_result *r) {
+        if (!r)
+                return;
+        for (size_t i = 0; i < r->n_groups; i++) {
+                free(r->groups[i].cpus_used);
+                free(r->groups[i].lat_sorted);
+        }
+        free(r->groups);
+        free(r->blocks);
+        free(r);
+}
+
+void online_result_freep(struct online_result **r) {
+        online_result_free(*r);
+}
+
+uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct) {
+        size_t rank;
+
+        if (!sorted || n == 0)
+                return 0;
+        if (pct >= 100)
+                return sorted[n - 1];
+        /* Nearest rank: ceil(pct/100 * n), 1-based; pct 0 is the minimum. */
+        rank = ((size_t) pct * n + 99) / 100;
+        if (rank == 0)
+                rank = 1;
+        return sorted[rank - 1];
+}

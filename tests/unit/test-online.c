@@ -1,3 +1,611 @@
-/* PLACEHOLDER: not written yet */
-#include <stdio.h>
-int main(void) { printf("1..0 # SKIP not written yet\n"); return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+#include "fake-tree.h"
+#include "online.h"
+#include "util.h"
+
+/* ---- hand-built plans ------------------------------------------------ */
+
+#define T_GROUPS 4
+#define T_ITEMS 16
+
+struct tplan {
+        struct plan plan;
+        struct plan_group groups[T_GROUPS];
+        struct plan_item items[T_GROUPS][T_ITEMS];
+        struct mem_block blocks[T_GROUPS][T_ITEMS];
+        int cpus[T_GROUPS][4];
+};
+
+/* A group of n blocks from first_id, spread round-robin over the given CPUs. */
+static void tplan_group(struct tplan *t, int node, const int *cpus, size_t n_cpus, uint64_t first_id,
+                        size_t n, enum zone zone) {
+        size_t g = t->plan.n_groups++;
+        struct plan_group *pg = &t->groups[g];
+
+        assert_true(g < T_GROUPS && n <= T_ITEMS && n_cpus >= 1 && n_cpus <= 4);
+        memcpy(t->cpus[g], cpus, n_cpus * sizeof(int));
+        for (size_t i = 0; i < n; i++) {
+                t->blocks[g][i] = (struct mem_block) {
+                        .id = first_id + i,
+                        .phys_start = (first_id + i) << 27,
+                        .state = BLOCK_STATE_OFFLINE,
+                        .node = node,
+                        .region = -1,
+                };
+                t->items[g][i] = (struct plan_item) {
+                        .block = &t->blocks[g][i],
+                        .zone = zone,
+                        .reason = "test",
+                        .worker = (int) (i % n_cpus),
+                };
+        }
+        *pg = (struct plan_group) {
+                .node = node,
+                .writer_node = node,
+                .cpus = t->cpus[g],
+                .n_cpus = n_cpus,
+                .items = t->items[g],
+                .n_items = n,
+        };
+        t->plan.groups = t->groups;
+        t->plan.n_items += n;
+}
+
+static struct policy test_policy(unsigned max_writes, unsigned retries) {
+        return (struct policy) {
+                .max_concurrent_writes = max_writes,
+                .retries = retries,
+                .retry_backoff_ms = 1,
+                .retry_backoff_max_ms = 4,
+        };
+}
+
+/* ---- scripted state writes ------------------------------------------- */
+
+#define S_BLOCKS 64
+#define S_ERRS 8
+
+struct sblock {
+        int errs[S_ERRS];               /* returned by the first n_errs writes */
+        size_t n_errs;
+        enum block_state state;         /* what read_state reports */
+        unsigned calls;
+        char written[32];
+};
+
+struct script {
+        pthread_mutex_t lock;
+        struct sblock b[S_BLOCKS];      /* indexed by block id */
+        atomic_int cur, max;
+        unsigned sleep_us;
+        unsigned first_sleep_us;        /* longer sleep on the very first write */
+        unsigned total_calls;
+        uint64_t order[S_BLOCKS * 2];   /* block ids in write order */
+        atomic_bool *stop;
+        unsigned stop_after;            /* set *stop after this many writes */
+};
+
+static void sleep_usec(unsigned us) {
+        struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long) (us % 1000000) * 1000L };
+
+        while (nanosleep(&ts, &ts) < 0)
+                ;
+}
+
+static int s_write(void *userdata, const char *root, uint64_t id, const char *value) {
+        struct script *s = userdata;
+        struct sblock *b;
+        unsigned call;
+        int c, m, r = 0;
+
+        assert_true(id < S_BLOCKS);
+        b = &s->b[id];
+
+        c = atomic_fetch_add(&s->cur, 1) + 1;
+        m = atomic_load(&s->max);
+        while (c > m && !atomic_compare_exchange_weak(&s->max, &m, c))
+                ;
+
+        pthread_mutex_lock(&s->lock);
+        call = s->total_calls++;
+        if (call < ELEMENTSOF(s->order))
+                s->order[call] = id;
+        b->calls++;
+        if (b->calls <= b->n_errs)
+                r = b->errs[b->calls - 1];
+        if (r == 0) {
+                snprintf(b->written, sizeof(b->written), "%s", value);
+                b->state = BLOCK_STATE_ONLINE;
+        }
+        if (s->stop && s->stop_after > 0 && s->total_calls == s->stop_after)
+                atomic_store(s->stop, true);
+        pthread_mutex_unlock(&s->lock);
+
+        if (call == 0 && s->first_sleep_us)
+                sleep_usec(s->first_sleep_us);
+        else if (s->sleep_us)
+                sleep_usec(s->sleep_us);
+
+        atomic_fetch_sub(&s->cur, 1);
+        return r;
+}
+
+static int s_read(void *userdata, const char *root, uint64_t id, enum block_state *ret) {
+        struct script *s = userdata;
+
+        assert_true(id < S_BLOCKS);
+        pthread_mutex_lock(&s->lock);
+        *ret = s->b[id].state;
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+}
+
+static void script_init(struct script *s) {
+        memset(s, 0, sizeof(*s));
+        pthread_mutex_init(&s->lock, NULL);
+        for (size_t i = 0; i < S_BLOCKS; i++)
+                s->b[i].state = BLOCK_STATE_OFFLINE;
+}
+
+static void script_errs(struct script *s, uint64_t id, size_t n, ...) {
+        va_list ap;
+
+        va_start(ap, n);
+        for (size_t i = 0; i < n; i++)
+                s->b[id].errs[i] = va_arg(ap, int);
+        va_end(ap);
+        s->b[id].n_errs = n;
+}
+
+static struct online_result *run_script(struct tplan *t, struct script *s, const struct policy *p,
+                                        atomic_bool *stop) {
+        struct online_ops ops = { .write_state = s_write, .read_state = s_read, .userdata = s };
+        struct online_request req = {
+                .sysfs_root = "/nonexistent",
+                .block_size = 128ULL << 20,
+                .plan = &t->plan,
+                .policy = p,
+                .ops = &ops,
+                .stop = stop,
+        };
+        struct online_result *res = NULL;
+
+        assert_int_equal(online_run(&req, &res), 0);
+        assert_non_null(res);
+        assert_int_equal(res->n_blocks, t->plan.n_items);
+        assert_int_equal(res->n_groups, t->plan.n_groups);
+        return res;
+}
+
+/* ---- tests ----------------------------------------------------------- */
+
+static void test_fake_tree(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int unpinned[] = { -1, -1 };
+        struct policy p = test_policy(1, 2);
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = {
+                .sysfs_root = root,
+                .block_size = 128ULL << 20,
+                .plan = &t.plan,
+                .policy = &p,
+        };
+
+        fake_standard_machine(root);
+        for (uint64_t b = 16; b < 20; b++)
+                fake_add_block(root, b, 0, "offline", "Normal Movable");
+        for (uint64_t b = 20; b < 24; b++)
+                fake_add_block(root, b, 1, "offline", "Normal Movable");
+
+        tplan_group(&t, 0, unpinned, 2, 16, 4, ZONE_MOVABLE);
+        tplan_group(&t, 1, unpinned, 1, 20, 5, ZONE_ONLINE);   /* memory24 does not exist */
+
+        assert_int_equal(online_run(&req, &res), 0);
+
+        for (uint64_t b = 16; b < 24; b++) {
+                char rel[128];
+                _cleanup_free_ char *v = NULL;
+
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) b);
+                v = fake_read(root, rel);
+                assert_non_null(v);
+                assert_string_equal(v, b < 20 ? "online_movable" : "online");
+        }
+        for (size_t i = 0; i < 8; i++) {
+                assert_int_equal(res->blocks[i].id, 16 + i);
+                assert_int_equal(res->blocks[i].error, 0);
+                assert_int_equal(res->blocks[i].attempts, 1);
+                assert_true(res->blocks[i].done_usec > 0);
+                assert_false(res->blocks[i].not_attempted);
+        }
+        /* The vanished block: open fails, no write was issued, not retried. */
+        assert_int_equal(res->blocks[8].id, 24);
+        assert_int_equal(res->blocks[8].error, -ENOENT);
+        assert_int_equal(res->blocks[8].attempts, 0);
+
+        assert_int_equal(res->groups[0].node, 0);
+        assert_int_equal(res->groups[0].blocks, 4);
+        assert_int_equal(res->groups[0].failed, 0);
+        assert_int_equal(res->groups[0].bytes, 4 * (128ULL << 20));
+        assert_int_equal(res->groups[0].zones_used, 1U << ZONE_MOVABLE);
+        assert_int_equal(res->groups[0].n_lat, 4);
+        assert_non_null(res->groups[0].cpus_used);
+        assert_true(strlen(res->groups[0].cpus_used) > 0);
+        assert_int_equal(res->groups[1].blocks, 4);
+        assert_int_equal(res->groups[1].failed, 1);
+        assert_int_equal(res->groups[1].zones_used, 1U << ZONE_ONLINE);
+        assert_int_equal(res->failed, 1);
+        assert_int_equal(res->bytes, 8 * (128ULL << 20));
+        assert_true(res->start_usec > 0 && res->start_usec <= res->end_usec);
+        assert_false(res->pin_failed);
+
+        fake_tree_free(root);
+}
+
+static void test_ebusy_then_success(void **state) {
+        struct tplan t = {};
+        const int cpu[] = { -1 };
+        struct policy p = test_policy(1, 3);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        script_errs(&s, 2, 2, -EBUSY, -EBUSY);
+        tplan_group(&t, 0, cpu, 1, 1, 3, ZONE_MOVABLE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->blocks[1].id, 2);
+        assert_int_equal(res->blocks[1].error, 0);
+        assert_int_equal(res->blocks[1].attempts, 3);
+        assert_false(res->blocks[1].already_online);
+        assert_string_equal(s.b[2].written, "online_movable");
+        assert_int_equal(res->blocks[0].attempts, 1);
+        assert_int_equal(res->groups[0].blocks, 3);
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(s.total_calls, 5);
+}
+
+static void test_eagain_exhausted(void **state) {
+        struct tplan t = {};
+        const int cpu[] = { -1 };
+        struct policy p = test_policy(1, 2);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        script_errs(&s, 5, 6, -EAGAIN, -EAGAIN, -EAGAIN, -EAGAIN, -EAGAIN, -EAGAIN);
+        tplan_group(&t, 0, cpu, 1, 4, 3, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->blocks[1].id, 5);
+        assert_int_equal(res->blocks[1].error, -EAGAIN);
+        assert_int_equal(res->blocks[1].attempts, 3);   /* first try + 2 retries */
+        assert_int_equal(s.b[5].calls, 3);
+        /* One block failing never stops the others. */
+        assert_int_equal(res->blocks[2].error, 0);
+        assert_int_equal(res->groups[0].blocks, 2);
+        assert_int_equal(res->groups[0].failed, 1);
+        assert_int_equal(res->failed, 1);
+        assert_int_equal(res->bytes, 2 * (128ULL << 20));
+        assert_int_equal(res->groups[0].n_lat, 2);
+}
+
+static void test_einval(void **state) {
+        struct tplan t = {};
+        const int cpu[] = { -1 };
+        struct policy p = test_policy(1, 5);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        /* Block 1: someone else onlined it. Block 2: really invalid. */
+        script_errs(&s, 1, 1, -EINVAL);
+        s.b[1].state = BLOCK_STATE_ONLINE;
+        script_errs(&s, 2, 1, -EINVAL);
+        tplan_group(&t, 0, cpu, 1, 1, 2, ZONE_KERNEL);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->blocks[0].error, 0);
+        assert_true(res->blocks[0].already_online);
+        assert_int_equal(res->blocks[0].attempts, 1);
+        assert_int_equal(res->blocks[1].error, -EINVAL);
+        assert_false(res->blocks[1].already_online);
+        assert_int_equal(res->blocks[1].attempts, 1);
+        /* Already-online blocks are neither ours nor failures. */
+        assert_int_equal(res->groups[0].blocks, 0);
+        assert_int_equal(res->groups[0].failed, 1);
+        assert_int_equal(res->groups[0].n_lat, 0);
+        assert_int_equal(res->bytes, 0);
+}
+
+static void test_enoent(void **state) {
+        struct tplan t = {};
+        const int cpu[] = { -1 };
+        struct policy p = test_policy(1, 5);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        script_errs(&s, 7, 3, -ENOENT, -ENOENT, -ENOENT);
+        script_errs(&s, 8, 1, -EIO);
+        tplan_group(&t, 0, cpu, 1, 7, 3, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->blocks[0].error, -ENOENT);
+        assert_int_equal(res->blocks[0].attempts, 1);
+        assert_int_equal(s.b[7].calls, 1);
+        assert_int_equal(res->blocks[1].error, -EIO);
+        assert_int_equal(res->blocks[1].attempts, 1);
+        assert_int_equal(res->blocks[2].error, 0);
+        assert_int_equal(res->failed, 2);
+}
+
+static void test_mixed_groups(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 }, two[] = { -1, -1 };
+        struct policy p = test_policy(1, 1);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        script_errs(&s, 11, 1, -EIO);
+        script_errs(&s, 21, 1, -EBUSY);                 /* retried once, then fine */
+        script_errs(&s, 22, 2, -EBUSY, -EBUSY);         /* beyond one retry */
+        tplan_group(&t, 0, one, 1, 10, 3, ZONE_ONLINE);
+        tplan_group(&t, 2, two, 2, 20, 5, ZONE_MOVABLE);
+        res = run_script(&t, &s, &p, NULL);
+
+        /* Plan order. */
+        for (size_t i = 0; i < 3; i++)
+                assert_int_equal(res->blocks[i].id, 10 + i);
+        for (size_t i = 0; i < 5; i++) {
+                assert_int_equal(res->blocks[3 + i].id, 20 + i);
+                assert_int_equal(res->blocks[3 + i].node, 2);
+                assert_int_equal(res->blocks[3 + i].zone, ZONE_MOVABLE);
+        }
+        assert_int_equal(res->blocks[1].error, -EIO);
+        assert_int_equal(res->blocks[4].error, 0);
+        assert_int_equal(res->blocks[4].attempts, 2);
+        assert_int_equal(res->blocks[5].error, -EBUSY);
+        assert_int_equal(res->blocks[5].attempts, 2);
+
+        assert_int_equal(res->groups[0].node, 0);
+        assert_int_equal(res->groups[0].blocks, 2);
+        assert_int_equal(res->groups[0].failed, 1);
+        assert_int_equal(res->groups[0].zones_used, 1U << ZONE_ONLINE);
+        assert_int_equal(res->groups[1].node, 2);
+        assert_int_equal(res->groups[1].blocks, 4);
+        assert_int_equal(res->groups[1].failed, 1);
+        assert_int_equal(res->groups[1].bytes, 4 * (128ULL << 20));
+        assert_int_equal(res->groups[1].n_lat, 4);
+        for (size_t i = 1; i < res->groups[1].n_lat; i++)
+                assert_true(res->groups[1].lat_sorted[i - 1] <= res->groups[1].lat_sorted[i]);
+        assert_int_equal(res->failed, 2);
+        assert_int_equal(res->bytes, 6 * (128ULL << 20));
+        for (size_t g = 0; g < 2; g++) {
+                assert_true(res->groups[g].start_usec > 0);
+                assert_true(res->groups[g].start_usec <= res->groups[g].end_usec);
+                assert_true(res->start_usec <= res->groups[g].start_usec);
+                assert_true(res->end_usec >= res->groups[g].end_usec);
+        }
+}
+
+static void run_limit(unsigned limit) {
+        struct tplan t = {};
+        const int two[] = { -1, -1 };
+        struct policy p = test_policy(limit, 0);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        s.sleep_us = 2000;
+        tplan_group(&t, 0, two, 2, 0, 6, ZONE_ONLINE);
+        tplan_group(&t, 1, two, 2, 10, 6, ZONE_ONLINE);
+        tplan_group(&t, 2, two, 2, 20, 6, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(s.total_calls, 18);
+        assert_true(atomic_load(&s.max) <= (int) limit);
+        /* Six ready workers and 2 ms writes: the second slot does get used. */
+        assert_int_equal(atomic_load(&s.max), (int) limit);
+}
+
+static void test_limit_1(void **state) {
+        run_limit(1);
+}
+
+static void test_limit_2(void **state) {
+        run_limit(2);
+}
+
+static void test_fifo_interleave(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 0);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        /*
+         * While the first write sleeps, the other node's worker queues up;
+         * each later write gives the idle worker time to queue again.
+         */
+        s.first_sleep_us = 100000;
+        s.sleep_us = 10000;
+        tplan_group(&t, 0, one, 1, 0, 4, ZONE_ONLINE);
+        tplan_group(&t, 1, one, 1, 10, 4, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(s.total_calls, 8);
+        for (size_t i = 1; i < 8; i++)
+                assert_true((s.order[i] >= 10) != (s.order[i - 1] >= 10));
+}
+
+static void test_stop(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 0);
+        atomic_bool stop = false;
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        s.stop = &stop;
+        s.stop_after = 3;
+        tplan_group(&t, 1, one, 1, 30, 6, ZONE_MOVABLE);
+        res = run_script(&t, &s, &p, &stop);
+
+        assert_int_equal(s.total_calls, 3);
+        for (size_t i = 0; i < 3; i++) {
+                assert_int_equal(res->blocks[i].error, 0);
+                assert_false(res->blocks[i].not_attempted);
+        }
+        for (size_t i = 3; i < 6; i++) {
+                assert_true(res->blocks[i].not_attempted);
+                assert_int_equal(res->blocks[i].error, -ECANCELED);
+                assert_int_equal(res->blocks[i].attempts, 0);
+        }
+        /* Not attempted is not failed: those blocks wait for the next start. */
+        assert_int_equal(res->groups[0].blocks, 3);
+        assert_int_equal(res->groups[0].failed, 0);
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(res->bytes, 3 * (128ULL << 20));
+}
+
+static void test_stop_before_start(void **state) {
+        struct tplan t = {};
+        const int two[] = { -1, -1 };
+        atomic_bool stop = true;
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        tplan_group(&t, 0, two, 2, 0, 4, ZONE_ONLINE);
+        res = run_script(&t, &s, NULL, &stop);
+
+        assert_int_equal(s.total_calls, 0);
+        for (size_t i = 0; i < 4; i++)
+                assert_true(res->blocks[i].not_attempted);
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(res->start_usec, 0);
+}
+
+static void test_pin_failure(void **state) {
+        struct tplan t = {};
+        const int bogus[] = { 4000 };
+        struct policy p = test_policy(1, 0);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        tplan_group(&t, 0, bogus, 1, 0, 3, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_true(res->pin_failed);
+        assert_int_equal(res->pin_cpu, 4000);
+        assert_int_equal(res->pin_errno, EINVAL);
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(res->groups[0].blocks, 3);
+}
+
+static void test_pin_success(void **state) {
+        struct tplan t = {};
+        int cpu[1];
+        struct policy p = test_policy(1, 0);
+        struct script s;
+        cpu_set_t set;
+        char expect[16];
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        /* The highest CPU we may run on: the worker must really write from it. */
+        assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+        cpu[0] = -1;
+        for (int c = CPU_SETSIZE - 1; c >= 0; c--)
+                if (CPU_ISSET(c, &set)) {
+                        cpu[0] = c;
+                        break;
+                }
+        assert_true(cpu[0] >= 0);
+
+        script_init(&s);
+        tplan_group(&t, 0, cpu, 1, 0, 3, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_false(res->pin_failed);
+        snprintf(expect, sizeof(expect), "%d", cpu[0]);
+        assert_string_equal(res->groups[0].cpus_used, expect);
+        for (size_t i = 0; i < 3; i++)
+                assert_int_equal(res->blocks[i].cpu, cpu[0]);
+}
+
+static void test_empty_plan(void **state) {
+        struct tplan t = {};
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        res = run_script(&t, &s, NULL, NULL);
+        assert_int_equal(res->n_blocks, 0);
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(res->bytes, 0);
+}
+
+static void test_bad_request(void **state) {
+        struct online_result *res = (struct online_result *) 0x1;
+        struct tplan t = {};
+        struct online_request req = { .plan = &t.plan };    /* no root, no ops */
+
+        assert_int_equal(online_run(&req, &res), -EINVAL);
+        assert_ptr_equal(res, (struct online_result *) 0x1);
+}
+
+static void test_percentile(void **state) {
+        const uint64_t v[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+        const uint64_t one[] = { 42 };
+
+        assert_int_equal(percentile_usec(v, 10, 50), 5);
+        assert_int_equal(percentile_usec(v, 10, 90), 9);
+        assert_int_equal(percentile_usec(v, 10, 91), 10);
+        assert_int_equal(percentile_usec(v, 10, 99), 10);
+        assert_int_equal(percentile_usec(v, 10, 100), 10);
+        assert_int_equal(percentile_usec(v, 10, 0), 1);
+        assert_int_equal(percentile_usec(v, 10, 10), 1);
+        assert_int_equal(percentile_usec(v, 10, 11), 2);
+        assert_int_equal(percentile_usec(one, 1, 50), 42);
+        assert_int_equal(percentile_usec(one, 1, 99), 42);
+        assert_int_equal(percentile_usec(NULL, 0, 50), 0);
+        assert_int_equal(percentile_usec(v, 0, 50), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_fake_tree),
+                cmocka_unit_test(test_ebusy_then_success),
+                cmocka_unit_test(test_eagain_exhausted),
+                cmocka_unit_test(test_einval),
+                cmocka_unit_test(test_enoent),
+                cmocka_unit_test(test_mixed_groups),
+                cmocka_unit_test(test_limit_1),
+                cmocka_unit_test(test_limit_2),
+                cmocka_unit_test(test_fifo_interleave),
+                cmocka_unit_test(test_stop),
+                cmocka_unit_test(test_stop_before_start),
+                cmocka_unit_test(test_pin_failure),
+                cmocka_unit_test(test_pin_success),
+                cmocka_unit_test(test_empty_plan),
+                cmocka_unit_test(test_bad_request),
+                cmocka_unit_test(test_percentile),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,2 +1,200 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* PLACEHOLDER: not written yet */
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include "coexist.h"
+#include "sysfs.h"
+#include "util.h"
+
+#define OUR_RULE "99-memonline.rules"
+
+const char *const coexist_default_rules_dirs[] = {
+        "/etc/udev/rules.d",
+        "/run/udev/rules.d",
+        "/usr/local/lib/udev/rules.d",
+        "/usr/lib/udev/rules.d",
+        "/lib/udev/rules.d",
+        NULL,
+};
+
+void conflicts_clear(struct conflicts *c) {
+        for (size_t i = 0; i < c->n; i++) {
+                free(c->items[i].what);
+                free(c->items[i].where);
+                free(c->items[i].fix);
+        }
+        free(c->items);
+        *c = (struct conflicts) {};
+}
+
+static int conflict_add(struct conflicts *c, char *what, char *where, char *fix) {
+        if (!what || !where || !fix || GROW(c->items, c->allocated, c->n + 1) < 0) {
+                free(what);
+                free(where);
+                free(fix);
+                return -ENOMEM;
+        }
+        c->items[c->n++] = (struct conflict) { .what = what, .where = where, .fix = fix };
+        return 0;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...) {
+        va_list ap;
+        char *s;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        return s;
+}
+
+static int check_auto_online(const char *root, struct conflicts *c) {
+        _cleanup_free_ char *value = NULL;
+        int r;
+
+        r = sysfs_read(root, "devices/system/memory/auto_online_blocks", &value);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (streq(value, "offline"))
+                return 0;
+        return conflict_add(c,
+                xasprintf("kernel auto-online is \"%s\": the kernel onlines hot-added memory itself, "
+                          "serially and without node-aware placement", value),
+                xasprintf("%s/devices/system/memory/auto_online_blocks", root),
+                strdup("echo offline > /sys/devices/system/memory/auto_online_blocks, and drop "
+                       "memhp_default_state= from the kernel command line (CONFIG_MEMORY_HOTPLUG_DEFAULT_ONLINE)"));
+}
+
+/*
+ * A rule line competes if it is for the memory subsystem and assigns the
+ * state attribute, or runs something that writes it.
+ */
+static bool line_writes_memory_state(const char *line) {
+        const char *p = line;
+
+        while (*p == ' ' || *p == '\t')
+                p++;
+        if (*p == '#')
+                return false;
+        if (!strstr(line, "\"memory\""))
+                return false;
+        /* ATTR{state}=="offline" is a match; a single '=' is an assignment. */
+        for (const char *s = strstr(line, "ATTR{state}"); s; s = strstr(s + 1, "ATTR{state}")) {
+                const char *q = s + strlen("ATTR{state}");
+
+                while (*q == ' ')
+                        q++;
+                if (q[0] == '=' && q[1] != '=')
+                        return true;
+        }
+        if (strstr(line, "RUN") && strstr(line, "/state"))
+                return true;
+        return false;
+}
+
+static int scan_rules_file(const char *path, const char *shown, struct conflicts *c) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t n = 0;
+        unsigned lineno = 0;
+
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (getline(&line, &n, f) >= 0) {
+                lineno++;
+                if (!line_writes_memory_state(line))
+                        continue;
+                return conflict_add(c,
+                        strdup("a udev rule writes memory block state: it races memonlined and may pick another zone"),
+                        xasprintf("%s:%u", shown, lineno),
+                        xasprintf("mask it: ln -s /dev/null /etc/udev/rules.d/%s && udevadm control --reload",
+                                  strrchr(shown, '/') ? strrchr(shown, '/') + 1 : shown));
+        }
+        return 0;
+}
+
+static bool seen(char **names, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(names[i], name))
+                        return true;
+        return false;
+}
+
+int coexist_check(const char *sysfs_root, const char *const *rules_dirs, struct conflicts *ret) {
+        char **names = NULL;
+        size_t n_names = 0, allocated = 0;
+        int r;
+
+        r = check_auto_online(sysfs_root, ret);
+        if (r < 0)
+                return r;
+
+        for (size_t d = 0; rules_dirs && rules_dirs[d]; d++) {
+                _cleanup_closedir_ DIR *dir = NULL;
+                struct dirent *de;
+                char real_dir[PATH_MAX];
+
+                dir = opendir(rules_dirs[d]);
+                if (!dir)
+                        continue;
+                /* /lib is often a link to /usr/lib: do not read it twice. */
+                if (realpath(rules_dirs[d], real_dir)) {
+                        bool dup = false;
+
+                        for (size_t e = 0; e < d; e++) {
+                                char other[PATH_MAX];
+
+                                if (realpath(rules_dirs[e], other) && streq(other, real_dir))
+                                        dup = true;
+                        }
+                        if (dup)
+                                continue;
+                }
+                while ((de = readdir(dir))) {
+                        _cleanup_free_ char *path = NULL;
+                        char target[PATH_MAX];
+                        ssize_t len;
+
+                        if (fnmatch("*.rules", de->d_name, 0) != 0 || streq(de->d_name, OUR_RULE))
+                                continue;
+                        /* Earlier directories override same-name files in later ones. */
+                        if (seen(names, n_names, de->d_name))
+                                continue;
+                        if (GROW(names, allocated, n_names + 1) < 0) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                        names[n_names] = strdup(de->d_name);
+                        if (!names[n_names]) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                        n_names++;
+
+                        if (asprintf(&path, "%s/%s", rules_dirs[d], de->d_name) < 0) {
+                                path = NULL;
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                        len = readlink(path, target, sizeof(target) - 1);
+                        if (len > 0) {
+                                target[len] = '\0';
+                                if (streq(target, "/dev/null"))
+                                        continue;       /* masked */
+                        }
+                        r = scan_rules_file(path, path, ret);
+                        if (r < 0 && r != -EACCES)
+                                goto finish;
+                }
+        }
+        r = 0;
+finish:
+        for (size_t i = 0; i < n_names; i++)
+                free(names[i]);
+        free(names);
+        return r;
+}

@@ -1,3 +1,48 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
-/* PLACEHOLDER: not written yet */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "policy.h"
+
+/*
+ * Memory-block (and dax) events from udev or straight from the kernel.
+ * Memory uevents carry only ACTION, DEVPATH, SUBSYSTEM and SEQNUM, so an
+ * event is reduced to (kind, block id or dax device name).
+ */
+
+enum monitor_kind {
+        MONITOR_IGNORE = 0,
+        MONITOR_MEMORY_ADD,             /* a new offline block */
+        MONITOR_MEMORY_ONLINE,          /* online/offline/change of a block: nothing to do */
+        MONITOR_MEMORY_REMOVE,
+        MONITOR_DAX_ADD,                /* a dax device appeared (or was re-bound) */
+        MONITOR_DAX_REMOVE,
+};
+
+struct monitor_event {
+        enum monitor_kind kind;
+        uint64_t block_id;
+        char devname[64];               /* "dax0.0" for dax events */
+        uint64_t seqnum;
+};
+
+struct monitor;
+
+/* Receive buffer asked for: bursts of thousands of blocks must not overflow. */
+#define MONITOR_RCVBUF (128 * 1024 * 1024)
+
+int monitor_open(enum event_source source, bool watch_dax, struct monitor **ret);
+void monitor_free(struct monitor *m);
+int monitor_fd(const struct monitor *m);
+
+/*
+ * Receive one event: 1 and *ret filled, 0 when nothing is pending,
+ * -ENOBUFS when the kernel dropped events (the caller rescans), other
+ * -errno on failure.
+ */
+int monitor_receive(struct monitor *m, struct monitor_event *ret);
+
+/* Pure classification, used by monitor_receive and by tests. */
+int monitor_classify(const char *action, const char *subsystem, const char *sysname, uint64_t seqnum,
+                     struct monitor_event *ret);

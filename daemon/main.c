@@ -1,1 +1,930 @@
-int main(void) { return 0; } /* PLACEHOLDER: not written yet */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * memonlined: onlines hot-added memory blocks, node-aware, with timing
+ * records in the journal. main.c holds the options, config load and
+ * reload, and the event loop; the stages live in their own files.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include "batch.h"
+#include "blocks.h"
+#include "coexist.h"
+#include "cpuset.h"
+#include "journal-report.h"
+#include "monitor.h"
+#include "online.h"
+#include "plan.h"
+#include "pmem.h"
+#include "policy.h"
+#include "report.h"
+#include "status.h"
+#include "sysfs.h"
+#include "topology.h"
+#include "util.h"
+
+#define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
+#define DAXCTL_CONFDIR SYSCONFDIR "/daxctl.conf.d"
+#define NODE_LINK_POLL_USEC (5 * USEC_PER_MSEC)
+
+/* One unit of work for the runner thread. */
+struct job {
+        uint64_t *ids;                  /* blocks to consider; NULL = rescan all offline */
+        size_t n_ids;
+        uint64_t first_event_usec;
+        const char *trigger;
+        char **dax_devices;             /* dax devices to consider converting */
+        uint64_t *dax_event_usec;
+        size_t n_dax;
+        struct policy *policy;          /* borrowed; kept alive until the job ends */
+        /* results, read by the main thread after the join */
+        size_t onlined, failed, not_attempted;
+        uint64_t bytes, duration_usec;
+        int error;
+};
+
+struct context {
+        /* options */
+        const char *config_path;
+        const char *sysfs_root;
+        bool once, dry_run, check_config;
+        enum log_target log_target;
+        bool config_explicit;
+
+        struct reporter reporter;
+        struct policy *policy;
+        struct policy *retired_policy;  /* replaced while a job used it */
+
+        sd_event *event;
+        sd_event_source *monitor_source, *timer_source, *done_source;
+        struct monitor *monitor;
+        struct batcher batcher;
+
+        /* dax devices seen since the last job */
+        char **dax_pending;
+        uint64_t *dax_pending_usec;
+        size_t n_dax_pending, dax_allocated, dax_usec_allocated;
+
+        bool rescan_pending;
+        const char *rescan_trigger;
+
+        pthread_t runner;
+        bool runner_busy;
+        struct job *job;
+        int done_fd;                    /* eventfd: the runner finished */
+        atomic_bool stop;
+        bool exiting;
+
+        uint64_t total_blocks, total_bytes, total_failed, batches;
+        int exit_status;
+};
+
+static void context_done(struct context *c) {
+        for (size_t i = 0; i < c->n_dax_pending; i++)
+                free(c->dax_pending[i]);
+        free(c->dax_pending);
+        free(c->dax_pending_usec);
+        batcher_done(&c->batcher);
+        sd_event_source_unref(c->monitor_source);
+        sd_event_source_unref(c->timer_source);
+        sd_event_source_unref(c->done_source);
+        sd_event_unref(c->event);
+        monitor_free(c->monitor);
+        if (c->done_fd >= 0)
+                close(c->done_fd);
+        policy_free(c->policy);
+        policy_free(c->retired_policy);
+}
+
+static void job_free(struct job *j) {
+        if (!j)
+                return;
+        free(j->ids);
+        for (size_t i = 0; i < j->n_dax; i++)
+                free(j->dax_devices[i]);
+        free(j->dax_devices);
+        free(j->dax_event_usec);
+        free(j);
+}
+
+/* ---- config ------------------------------------------------------------ */
+
+static void log_policy_error(struct context *c, const struct policy_error *e, int r) {
+        if (e->line > 0)
+                report_log(&c->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s:%u: %s", e->file, e->line, e->reason);
+        else if (e->reason[0])
+                report_log(&c->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s: %s", e->file, e->reason);
+        else
+                report_log(&c->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s: %s", c->config_path, strerror(-r));
+}
+
+/* Load the configured file; a missing default file means built-in defaults. */
+static int load_policy(struct context *c, struct policy **ret) {
+        struct policy_error err = {};
+        struct policy *p = NULL;
+        int r;
+
+        r = policy_load(c->config_path, &p, &err);
+        if (r == -ENOENT && !c->config_explicit) {
+                r = policy_new_default(&p);
+                if (r < 0)
+                        return r;
+                report_log(&c->reporter, LOG_INFO, NULL, "%s not found, using built-in defaults", c->config_path);
+        } else if (r < 0) {
+                log_policy_error(c, &err, r);
+                return r;
+        }
+        *ret = p;
+        return 0;
+}
+
+/* ---- the runner: resolve, plan, online, report ------------------------- */
+
+static uint64_t cpu_time_usec(void) {
+        struct rusage ru;
+
+        if (getrusage(RUSAGE_SELF, &ru) < 0)
+                return 0;
+        return (uint64_t) ru.ru_utime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_utime.tv_usec +
+               (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
+}
+
+/*
+ * The nodeX link of a new block appears after its add event. Wait a
+ * little for all unresolved blocks together, then fall back to the span
+ * of block ids each node already has.
+ */
+static void resolve_nodes(struct context *c, const struct policy *p, const struct topology *t,
+                          struct block_set *set) {
+        uint64_t deadline = now_usec() + (uint64_t) p->node_link_wait_ms * USEC_PER_MSEC;
+
+        for (;;) {
+                size_t missing = 0;
+
+                for (size_t i = 0; i < set->n; i++) {
+                        struct mem_block *b = &set->blocks[i];
+                        struct mem_block fresh;
+
+                        if (b->node != NODE_NONE)
+                                continue;
+                        if (block_read(c->sysfs_root, t->block_size, b->id, &fresh) == 0) {
+                                if (fresh.node != NODE_NONE)
+                                        b->node = fresh.node;
+                                struct block_set one = { .blocks = &fresh, .n = 1, .allocated = 1 };
+                                block_set_clear(&one);
+                        }
+                        if (b->node == NODE_NONE)
+                                missing++;
+                }
+                if (missing == 0 || now_usec() >= deadline || atomic_load(&c->stop))
+                        break;
+                usleep(NODE_LINK_POLL_USEC);
+        }
+
+        for (size_t i = 0; i < set->n; i++) {
+                struct mem_block *b = &set->blocks[i];
+                int found = NODE_NONE;
+
+                if (b->node != NODE_NONE)
+                        continue;
+                for (size_t k = 0; k < t->n_nodes; k++) {
+                        const struct topo_node *n = &t->nodes[k];
+
+                        if (!n->has_blocks || b->id < n->first_block || b->id > n->last_block)
+                                continue;
+                        if (found != NODE_NONE) {       /* spans overlap: ambiguous */
+                                found = NODE_NONE;
+                                break;
+                        }
+                        found = n->id;
+                }
+                if (found != NODE_NONE) {
+                        b->node = found;
+                        b->node_guessed = true;
+                }
+        }
+}
+
+/* Read the given blocks (or all), keep the offline ones. */
+static int collect_blocks(struct context *c, const struct job *j, uint64_t block_size, struct block_set *set) {
+        int r;
+
+        if (!j->ids)
+                return blocks_scan(c->sysfs_root, block_size, BLOCK_STATE_OFFLINE, set);
+
+        for (size_t i = 0; i < j->n_ids; i++) {
+                struct mem_block b;
+
+                r = block_read(c->sysfs_root, block_size, j->ids[i], &b);
+                if (r == -ENOENT)
+                        continue;       /* removed again before we got to it */
+                if (r < 0) {
+                        report_log(&c->reporter, LOG_WARNING, NULL, "memory%llu: cannot read state: %s",
+                                   (unsigned long long) j->ids[i], strerror(-r));
+                        continue;
+                }
+                if (b.state != BLOCK_STATE_OFFLINE) {
+                        struct block_set one = { .blocks = &b, .n = 1, .allocated = 1 };
+                        block_set_clear(&one);
+                        continue;
+                }
+                b.event_usec = j->first_event_usec;
+                if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
+                        struct block_set one = { .blocks = &b, .n = 1, .allocated = 1 };
+                        block_set_clear(&one);
+                        return -ENOMEM;
+                }
+                set->blocks[set->n++] = b;
+        }
+        return 0;
+}
+
+static void warn_pin_failure(struct context *c, const struct online_result *res) {
+        if (!res->pin_failed || c->reporter.pin_warned)
+                return;
+        c->reporter.pin_warned = true;
+        report_log(&c->reporter, LOG_WARNING, NULL,
+                   "cannot pin a worker to CPU %d: %s; carrying on unpinned", res->pin_cpu,
+                   strerror(res->pin_errno > 0 ? res->pin_errno : -res->pin_errno));
+}
+
+/* Plan and online one set of blocks; fills the job's counters. */
+static int online_blocks(struct context *c, struct job *j, struct topology *t, struct block_set *set,
+                         const char *trigger, uint64_t first_event_usec,
+                         struct online_result **ret_res) {
+        _cleanup_plan_ struct plan *plan = NULL;
+        _cleanup_online_result_ struct online_result *res = NULL;
+        uint64_t cpu0 = cpu_time_usec();
+        struct online_request req;
+        struct batch_info info;
+        int r;
+
+        r = plan_build(set, t, j->policy, &plan);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_ERR, NULL, "planning %zu blocks failed: %s", set->n, strerror(-r));
+                return r;
+        }
+        if (c->dry_run) {
+                plan_print(plan, stdout);
+                fflush(stdout);
+                return 0;
+        }
+        for (size_t i = 0; i < plan->n_skipped; i++)
+                report_log(&c->reporter, LOG_DEBUG, NULL, "memory%llu: skipped (%s)",
+                           (unsigned long long) plan->skipped[i].block->id, plan->skipped[i].reason);
+        for (size_t g = 0; g < plan->n_groups; g++)
+                for (size_t i = 0; i < plan->groups[g].n_items; i++)
+                        if (streq(plan->groups[g].items[i].reason, "ratio guard"))
+                                report_log(&c->reporter, LOG_INFO, MESSAGE_ID_RATIO,
+                                           "memory%llu: online_kernel instead of online_movable: "
+                                           "the MOVABLE:KERNEL ratio would exceed %u%%",
+                                           (unsigned long long) plan->groups[g].items[i].block->id,
+                                           j->policy->movable_ratio);
+        if (plan->n_items == 0)
+                return 0;
+
+        req = (struct online_request) {
+                .sysfs_root = c->sysfs_root,
+                .block_size = t->block_size,
+                .plan = plan,
+                .policy = j->policy,
+                .stop = &c->stop,
+        };
+        r = online_run(&req, &res);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_ERR, NULL, "onlining %zu blocks failed: %s", plan->n_items,
+                           strerror(-r));
+                return r;
+        }
+        warn_pin_failure(c, res);
+
+        info = (struct batch_info) {
+                .trigger = trigger,
+                .first_event_usec = first_event_usec,
+                .cpu_usec = cpu_time_usec() - cpu0,
+                .block_size = t->block_size,
+        };
+        r = report_batch(&c->reporter, &info, plan, res);
+        if (r < 0)
+                report_log(&c->reporter, LOG_WARNING, NULL, "cannot write the batch record: %s", strerror(-r));
+
+        for (size_t i = 0; i < res->n_blocks; i++) {
+                const struct block_result *b = &res->blocks[i];
+
+                if (b->not_attempted)
+                        j->not_attempted++;
+                else if (b->error < 0)
+                        j->failed++;
+                else
+                        j->onlined++;
+        }
+        j->bytes += res->bytes;
+        j->duration_usec += res->end_usec - res->start_usec;
+        if (ret_res)
+                *ret_res = TAKE_PTR(res);
+        return 0;
+}
+
+/* Convert selected devdax devices to system-ram and online their memory at once. */
+static void handle_dax(struct context *c, struct job *j) {
+        struct pmem_devices devs = {};
+        int r;
+
+        if (j->n_dax == 0)
+                return;
+        r = pmem_scan(c->sysfs_root, &devs);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_WARNING, NULL, "cannot scan dax devices: %s", strerror(-r));
+                return;
+        }
+        for (size_t i = 0; i < j->n_dax && !atomic_load(&c->stop); i++) {
+                const struct pmem_device *dev = pmem_devices_find(&devs, j->dax_devices[i]);
+                struct pmem_decision d = {};
+                struct pmem_convert_result conv = {};
+                _cleanup_topology_ struct topology *t = NULL;
+                _cleanup_online_result_ struct online_result *res = NULL;
+                struct pmem_devices after = {};
+                struct block_set set = {};
+                uint64_t online0;
+
+                if (!dev)
+                        continue;       /* removed again */
+                r = pmem_decide(dev, j->policy, DAXCTL_CONFDIR, &d);
+                if (r < 0 || d.action != PMEM_ACTION_CONVERT) {
+                        report_log(&c->reporter, LOG_INFO, NULL, "%s: not converting: %s", dev->name,
+                                   r < 0 ? strerror(-r) : d.reason);
+                        continue;
+                }
+                r = pmem_convert(dev->name, &conv);
+                if (r < 0) {
+                        report_log(&c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s",
+                                   dev->name, conv.reason[0] ? conv.reason : strerror(-r));
+                        continue;
+                }
+
+                /* The kmem probe added the blocks synchronously: online them now. */
+                online0 = now_usec();
+                r = topology_load(c->sysfs_root, &t);
+                if (r >= 0)
+                        r = pmem_scan(c->sysfs_root, &after);
+                if (r >= 0) {
+                        const struct pmem_device *now = pmem_devices_find(&after, dev->name);
+                        struct job sub = { .policy = j->policy };
+
+                        if (now) {
+                                for (size_t k = 0; k < now->n_ranges; k++)
+                                        for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
+                                             a < now->ranges[k].start + now->ranges[k].size; a += t->block_size) {
+                                                struct mem_block b;
+
+                                                if (block_read(c->sysfs_root, t->block_size, a / t->block_size, &b) < 0)
+                                                        continue;
+                                                if (b.state != BLOCK_STATE_OFFLINE ||
+                                                    GROW(set.blocks, set.allocated, set.n + 1) < 0) {
+                                                        struct block_set one = { .blocks = &b, .n = 1, .allocated = 1 };
+                                                        block_set_clear(&one);
+                                                        continue;
+                                                }
+                                                set.blocks[set.n++] = b;
+                                        }
+                        }
+                        resolve_nodes(c, j->policy, t, &set);
+                        (void) pmem_attribute_blocks(&after, t->block_size, &set);
+                        (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &res);
+                        j->onlined += sub.onlined;
+                        j->failed += sub.failed;
+                        j->not_attempted += sub.not_attempted;
+                        j->bytes += sub.bytes;
+                        (void) pmem_report_device(&c->reporter, now ? now : dev, &conv, now_usec() - online0,
+                                                  now_usec() - j->dax_event_usec[i], sub.onlined, sub.bytes);
+                } else
+                        report_log(&c->reporter, LOG_WARNING, NULL, "%s: converted, but rescanning failed: %s; "
+                                   "its blocks come online with their add events", dev->name, strerror(-r));
+                block_set_clear(&set);
+                pmem_devices_clear(&after);
+        }
+        pmem_devices_clear(&devs);
+}
+
+static int run_job(struct context *c, struct job *j) {
+        _cleanup_topology_ struct topology *t = NULL;
+        struct pmem_devices devs = {};
+        struct block_set set = {};
+        int r;
+
+        handle_dax(c, j);
+        if (j->n_ids == 0 && j->ids)
+                return 0;
+        if (atomic_load(&c->stop))
+                return 0;
+
+        r = topology_load(c->sysfs_root, &t);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_ERR, NULL, "cannot read the topology under %s: %s", c->sysfs_root,
+                           strerror(-r));
+                return r;
+        }
+        r = collect_blocks(c, j, t->block_size, &set);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_ERR, NULL, "cannot read memory blocks: %s", strerror(-r));
+                goto finish;
+        }
+        if (set.n == 0 && !c->dry_run)
+                goto finish;
+        resolve_nodes(c, j->policy, t, &set);
+        r = pmem_scan(c->sysfs_root, &devs);
+        if (r >= 0)
+                r = pmem_attribute_blocks(&devs, t->block_size, &set);
+        if (r < 0)
+                report_log(&c->reporter, LOG_DEBUG, NULL, "no dax attribution: %s", strerror(-r));
+        if (c->dry_run) {
+                r = pmem_print_decisions(&devs, j->policy, DAXCTL_CONFDIR, stdout);
+                if (r < 0)
+                        report_log(&c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
+        }
+        r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, NULL);
+finish:
+        pmem_devices_clear(&devs);
+        block_set_clear(&set);
+        return r;
+}
+
+static void *runner_main(void *userdata) {
+        struct context *c = userdata;
+        uint64_t one = 1;
+
+        c->job->error = run_job(c, c->job);
+        /* Wake the event loop; it joins us. */
+        if (write(c->done_fd, &one, sizeof(one)) < 0)
+                c->job->error = c->job->error ?: -errno;
+        return NULL;
+}
+
+/* ---- event loop -------------------------------------------------------- */
+
+static void update_status(struct context *c, const struct job *j) {
+        double secs = j ? (double) j->duration_usec / 1e6 : 0;
+
+        if (!j) {
+                sd_notifyf(false, "STATUS=Waiting for memory; %llu blocks onlined so far",
+                           (unsigned long long) c->total_blocks);
+                return;
+        }
+        sd_notifyf(false,
+                   "STATUS=%llu blocks onlined so far, %llu failed; last batch: %zu blocks in %.3f s (%.2f GiB/s)",
+                   (unsigned long long) c->total_blocks, (unsigned long long) c->total_failed, j->onlined, secs,
+                   secs > 0 ? (double) j->bytes / (1ULL << 30) / secs : 0.0);
+}
+
+static int maybe_start_job(struct context *c);
+
+static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct context *c = userdata;
+        uint64_t v;
+
+        if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+                return 0;
+        if (!c->runner_busy)
+                return 0;
+        pthread_join(c->runner, NULL);
+        c->runner_busy = false;
+
+        c->total_blocks += c->job->onlined;
+        c->total_bytes += c->job->bytes;
+        c->total_failed += c->job->failed;
+        c->batches++;
+        if (c->job->onlined || c->job->failed)
+                update_status(c, c->job);
+        job_free(c->job);
+        c->job = NULL;
+        policy_free(c->retired_policy);
+        c->retired_policy = NULL;
+
+        if (c->exiting) {
+                sd_event_exit(c->event, 0);
+                return 0;
+        }
+        (void) maybe_start_job(c);
+        return 0;
+}
+
+static int start_job(struct context *c, struct job *j) {
+        int r;
+
+        j->policy = c->policy;
+        c->job = j;
+        r = -pthread_create(&c->runner, NULL, runner_main, c);
+        if (r < 0) {
+                c->job = NULL;
+                job_free(j);
+                report_log(&c->reporter, LOG_ERR, NULL, "cannot start the worker thread: %s", strerror(-r));
+                return r;
+        }
+        c->runner_busy = true;
+        return 0;
+}
+
+static int arm_timer(struct context *c) {
+        uint64_t deadline = batcher_deadline(&c->batcher);
+
+        if (deadline == 0)
+                return sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_time(c->timer_source, deadline);
+        return sd_event_source_set_enabled(c->timer_source, SD_EVENT_ONESHOT);
+}
+
+/* Start the next job if the runner is idle and work is due. */
+static int maybe_start_job(struct context *c) {
+        _cleanup_free_ struct job *j = NULL;
+        uint64_t now = now_usec();
+        bool due = batcher_due(&c->batcher, now);
+        int r;
+
+        if (c->runner_busy || c->exiting)
+                return 0;
+        if (!c->rescan_pending && !due && c->n_dax_pending == 0)
+                return arm_timer(c);
+
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        if (c->rescan_pending) {
+                /* A rescan covers every pending id too. */
+                uint64_t *ids;
+                size_t n;
+
+                r = batcher_take(&c->batcher, &ids, &n, &j->first_event_usec);
+                if (r < 0)
+                        return r;
+                free(ids);
+                j->trigger = c->rescan_trigger;
+                c->rescan_pending = false;
+        } else if (due) {
+                r = batcher_take(&c->batcher, &j->ids, &j->n_ids, &j->first_event_usec);
+                if (r < 0)
+                        return r;
+                j->trigger = "udev";
+        } else {
+                j->ids = calloc(1, sizeof(uint64_t));   /* dax only: no blocks */
+                if (!j->ids)
+                        return -ENOMEM;
+                j->trigger = "dax";
+        }
+        j->dax_devices = TAKE_PTR(c->dax_pending);
+        j->dax_event_usec = TAKE_PTR(c->dax_pending_usec);
+        j->n_dax = c->n_dax_pending;
+        c->n_dax_pending = c->dax_allocated = c->dax_usec_allocated = 0;
+
+        r = start_job(c, TAKE_PTR(j));
+        if (r < 0)
+                return r;
+        return arm_timer(c);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        return maybe_start_job(userdata);
+}
+
+static void request_rescan(struct context *c, const char *trigger) {
+        c->rescan_pending = true;
+        c->rescan_trigger = trigger;
+}
+
+static int queue_dax(struct context *c, const char *name) {
+        for (size_t i = 0; i < c->n_dax_pending; i++)
+                if (streq(c->dax_pending[i], name))
+                        return 0;
+        if (GROW(c->dax_pending, c->dax_allocated, c->n_dax_pending + 1) < 0 ||
+            GROW(c->dax_pending_usec, c->dax_usec_allocated, c->n_dax_pending + 1) < 0)
+                return -ENOMEM;
+        c->dax_pending[c->n_dax_pending] = strdup(name);
+        if (!c->dax_pending[c->n_dax_pending])
+                return -ENOMEM;
+        c->dax_pending_usec[c->n_dax_pending++] = now_usec();
+        return 0;
+}
+
+static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct context *c = userdata;
+        struct monitor_event ev;
+        int r;
+
+        /* Drain everything pending, then decide once. */
+        for (;;) {
+                r = monitor_receive(c->monitor, &ev);
+                if (r == 0)
+                        break;
+                if (r == -ENOBUFS) {
+                        report_log(&c->reporter, LOG_WARNING, NULL,
+                                   "event receive buffer overflowed: events were lost, rescanning all blocks");
+                        request_rescan(c, "rescan");
+                        continue;
+                }
+                if (r < 0) {
+                        report_log(&c->reporter, LOG_WARNING, NULL, "receiving an event failed: %s; rescanning",
+                                   strerror(-r));
+                        request_rescan(c, "rescan");
+                        break;
+                }
+                switch (ev.kind) {
+                case MONITOR_MEMORY_ADD:
+                        r = batcher_add(&c->batcher, ev.block_id, now_usec());
+                        if (r < 0)
+                                request_rescan(c, "rescan");
+                        break;
+                case MONITOR_DAX_ADD:
+                        if (c->policy->convert_devdax || c->policy->n_devices > 0)
+                                if (queue_dax(c, ev.devname) < 0)
+                                        report_log(&c->reporter, LOG_WARNING, NULL, "%s: dropped: out of memory",
+                                                   ev.devname);
+                        break;
+                default:
+                        break;
+                }
+        }
+        return maybe_start_job(c);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        struct context *c = userdata;
+        struct policy *p = NULL;
+        int r;
+
+        sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading %s", c->config_path);
+        r = load_policy(c, &p);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_ERR, MESSAGE_ID_CONFIG,
+                           "reload of %s failed; keeping the previous policy", c->config_path);
+        } else {
+                if (c->runner_busy) {
+                        policy_free(c->retired_policy);
+                        c->retired_policy = c->policy;
+                } else
+                        policy_free(c->policy);
+                c->policy = p;
+                batcher_set_window(&c->batcher, p->settle_ms, p->max_wait_ms);
+                report_log(&c->reporter, LOG_INFO, NULL, "reloaded %s", c->policy->path ? c->policy->path : "defaults");
+        }
+        sd_notify(false, "READY=1");
+        update_status(c, NULL);
+        return 0;
+}
+
+static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        struct context *c = userdata;
+
+        sd_notify(false, "STOPPING=1\nSTATUS=Stopping: finishing in-flight writes");
+        c->exiting = true;
+        atomic_store(&c->stop, true);
+        if (!c->runner_busy)
+                sd_event_exit(c->event, 0);
+        return 0;
+}
+
+static void warn_conflicts(struct context *c) {
+        struct conflicts conf = {};
+        int r;
+
+        r = coexist_check(c->sysfs_root, coexist_default_rules_dirs, &conf);
+        if (r < 0)
+                report_log(&c->reporter, LOG_DEBUG, NULL, "coexistence check incomplete: %s", strerror(-r));
+        for (size_t i = 0; i < conf.n; i++)
+                report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_CONFLICT, "%s: %s. Fix: %s", conf.items[i].where,
+                           conf.items[i].what, conf.items[i].fix);
+        conflicts_clear(&conf);
+}
+
+static int run_daemon(struct context *c) {
+        static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
+        sigset_t mask;
+        int r;
+
+        /* Hotplug happens when memory is short: do not get paged out then. */
+        if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
+                report_log(&c->reporter, LOG_DEBUG, NULL, "mlockall: %s", strerror(errno));
+
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                sigaddset(&mask, sigs[i]);
+        if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
+                return -errno;
+
+        r = sd_event_default(&c->event);
+        if (r < 0)
+                return r;
+        r = sd_event_add_signal(c->event, NULL, SIGHUP, on_sighup, c);
+        if (r >= 0)
+                r = sd_event_add_signal(c->event, NULL, SIGTERM, on_terminate, c);
+        if (r >= 0)
+                r = sd_event_add_signal(c->event, NULL, SIGINT, on_terminate, c);
+        if (r < 0)
+                return r;
+        r = sd_event_set_watchdog(c->event, true);
+        if (r < 0)
+                return r;
+
+        r = monitor_open(c->policy->event_source, true, &c->monitor);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_ERR, NULL, "cannot listen for %s events: %s",
+                           c->policy->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev", strerror(-r));
+                return r;
+        }
+        r = sd_event_add_io(c->event, &c->monitor_source, monitor_fd(c->monitor), EPOLLIN, on_monitor, c);
+        if (r < 0)
+                return r;
+
+        c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (c->done_fd < 0)
+                return -errno;
+        r = sd_event_add_io(c->event, &c->done_source, c->done_fd, EPOLLIN, on_job_done, c);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time(c->event, &c->timer_source, CLOCK_MONOTONIC, UINT64_MAX, 0, on_timer, c);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
+
+        warn_conflicts(c);
+        report_log(&c->reporter, LOG_INFO, MESSAGE_ID_STARTED, "memonlined %s started (policy %s, sysfs %s)",
+                   PACKAGE_VERSION, c->policy->path ? c->policy->path : "built-in", c->sysfs_root);
+
+        /* Coldplug: whatever is offline now was added before we listened. */
+        request_rescan(c, "coldplug");
+        r = maybe_start_job(c);
+        if (r < 0)
+                return r;
+        sd_notify(false, "READY=1");
+        update_status(c, NULL);
+
+        r = sd_event_loop(c->event);
+        if (r < 0)
+                return r;
+        report_log(&c->reporter, LOG_INFO, NULL, "stopped after %llu blocks in %llu batches",
+                   (unsigned long long) c->total_blocks, (unsigned long long) c->batches);
+        return 0;
+}
+
+/* --once and --dry-run: one pass over every offline block. */
+static int run_once(struct context *c) {
+        struct job j = { .trigger = "once", .policy = c->policy };
+        int r;
+
+        if (!c->dry_run)
+                warn_conflicts(c);
+        r = run_job(c, &j);
+        if (r < 0)
+                return r;
+        if (c->dry_run)
+                return 0;
+        report_log(&c->reporter, LOG_INFO, NULL, "%zu blocks onlined, %zu failed, %zu not attempted", j.onlined,
+                   j.failed, j.not_attempted);
+        return j.failed || j.not_attempted ? -EIO : 0;
+}
+
+/* ---- options ----------------------------------------------------------- */
+
+static void help(void) {
+        printf("Usage: memonlined [OPTIONS]\n"
+               "       memonlined report [OPTIONS]   (see memonlined-report(8))\n"
+               "       memonlined status [--json]\n"
+               "\n"
+               "Online hot-added memory blocks per policy, node-aware, with timing records.\n"
+               "\n"
+               "  -c --config FILE          Policy file (default %s)\n"
+               "     --sysfs-root DIR       Read and write sysfs under DIR (default /sys)\n"
+               "     --once                 Online every offline block now, then exit\n"
+               "     --dry-run              Print the plan (and dax decisions); write nothing\n"
+               "     --check-config         Validate the policy file and exit\n"
+               "     --log-target TARGET    auto, journal or console\n"
+               "  -V --version              Print the version\n"
+               "  -h --help                 Show this help\n",
+               DEFAULT_CONFIG);
+}
+
+enum { ARG_SYSFS_ROOT = 0x100, ARG_ONCE, ARG_DRY_RUN, ARG_CHECK_CONFIG, ARG_LOG_TARGET };
+
+static int parse_argv(struct context *c, int argc, char **argv) {
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
+                { "once", no_argument, NULL, ARG_ONCE },
+                { "dry-run", no_argument, NULL, ARG_DRY_RUN },
+                { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                { "log-target", required_argument, NULL, ARG_LOG_TARGET },
+                { "version", no_argument, NULL, 'V' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        int opt;
+
+        while ((opt = getopt_long(argc, argv, "c:Vh", options, NULL)) >= 0)
+                switch (opt) {
+                case 'c':
+                        c->config_path = optarg;
+                        c->config_explicit = true;
+                        break;
+                case ARG_SYSFS_ROOT:
+                        c->sysfs_root = optarg;
+                        break;
+                case ARG_ONCE:
+                        c->once = true;
+                        break;
+                case ARG_DRY_RUN:
+                        c->dry_run = true;
+                        break;
+                case ARG_CHECK_CONFIG:
+                        c->check_config = true;
+                        break;
+                case ARG_LOG_TARGET:
+                        if (log_target_from_string(optarg, &c->log_target) < 0) {
+                                fprintf(stderr, "memonlined: unknown log target \"%s\" (auto, journal, console)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'V':
+                        printf("memonlined %s\n", PACKAGE_VERSION);
+                        return 0;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "memonlined: unexpected argument \"%s\"\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+int main(int argc, char **argv) {
+        struct context c = {
+                .config_path = DEFAULT_CONFIG,
+                .sysfs_root = "/sys",
+                .done_fd = -1,
+        };
+        int r;
+
+        if (argc > 1 && streq(argv[1], "report"))
+                return journal_report_main(argc - 1, argv + 1, stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        if (argc > 1 && streq(argv[1], "status")) {
+                const char *root = getenv("MEMONLINED_SYSFS_ROOT");
+
+                return status_main(argc - 1, argv + 1, root ? root : "/sys", stdout) == 0 ? EXIT_SUCCESS
+                                                                                           : EXIT_FAILURE;
+        }
+
+        r = parse_argv(&c, argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+        /* Short-lived modes talk to the console unless told otherwise. */
+        if ((c.once || c.dry_run || c.check_config) && c.log_target == LOG_TARGET_AUTO)
+                c.log_target = LOG_TARGET_CONSOLE;
+        reporter_init(&c.reporter, c.log_target);
+
+        if (c.check_config) {
+                struct policy_error err = {};
+                struct policy *p = NULL;
+
+                r = policy_load(c.config_path, &p, &err);
+                if (r == -ENOENT && !c.config_explicit) {
+                        printf("%s: not found, the built-in defaults apply\n", c.config_path);
+                        return EXIT_SUCCESS;
+                }
+                if (r < 0) {
+                        if (err.line > 0)
+                                fprintf(stderr, "%s:%u: %s\n", err.file, err.line, err.reason);
+                        else
+                                fprintf(stderr, "%s: %s\n", c.config_path, err.reason[0] ? err.reason : strerror(-r));
+                        return EXIT_FAILURE;
+                }
+                printf("%s: OK\n", c.config_path);
+                policy_free(p);
+                return EXIT_SUCCESS;
+        }
+
+        r = load_policy(&c, &c.policy);
+        if (r < 0) {
+                context_done(&c);
+                return EXIT_FAILURE;
+        }
+        batcher_init(&c.batcher, c.policy->settle_ms, c.policy->max_wait_ms);
+
+        if (c.once || c.dry_run)
+                r = run_once(&c);
+        else {
+                r = run_daemon(&c);
+                if (r < 0)
+                        report_log(&c.reporter, LOG_ERR, NULL, "fatal: %s", strerror(-r));
+        }
+        context_done(&c);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

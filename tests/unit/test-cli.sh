@@ -1,3 +1,116 @@
-#!/bin/sh
-# PLACEHOLDER: not written yet
-echo "1..0 # SKIP not written yet"
+#!/bin/bash
+# End to end on fake trees: --dry-run, --once, --check-config, exit codes.
+# Prints TAP.
+set -u
+: "${MEMONLINED:=$(cd "$(dirname "$0")/../.." && pwd)/memonlined}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$top_srcdir/tests/unit/fake-tree.sh"
+
+T=$(mktemp -d /tmp/memonline-cli-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+n=0; failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+check() { local name="$1"; shift; if "$@"; then ok "$name"; else not_ok "$name" "command: $*"; fi; }
+
+new_tree() {
+        rm -rf "$T/sys"; mkdir -p "$T/sys"
+        fake_standard_machine "$T/sys"
+        # Hot-added: 4 blocks on node1, 4 on CPU-less node2, 2 whose node link is missing.
+        for b in 32 33 34 35; do fake_block "$T/sys" $b 1 offline "Movable Normal"; done
+        for b in 64 65 66 67; do fake_block "$T/sys" $b 2 offline "Movable Normal"; done
+        for b in 66000 66001; do fake_block "$T/sys" $b -1 offline "Normal Movable"; done
+}
+
+cat > "$T/good.conf" <<'CONF'
+[daemon]
+settle_ms = 10
+node_link_wait_ms = 20
+
+[zones]
+default = online_movable
+movable_ratio = 0
+
+[node 2]
+zone = online_kernel
+CONF
+
+# --- dry run --------------------------------------------------------------
+new_tree
+out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --dry-run 2>"$T/err")
+rc=$?
+check "dry-run exits 0" test $rc -eq 0
+lines=$(grep -c '^block=memory' <<<"$out")
+check "dry-run prints one line per offline block (10)" test "$lines" -eq 10
+check "dry-run line format" grep -Eq '^block=memory32 node=1 zone=online_movable cpu=(4|5|6|7)( |$)' <<<"$out"
+check "dry-run node rule: CPU-less node2 gets online_kernel" grep -Eq '^block=memory64 node=2 zone=online_kernel cpu=(4|5|6|7)( |$)' <<<"$out"
+check "dry-run unknown node is planned unpinned" grep -Eq '^block=memory66000 node=-1 zone=online_movable cpu=-1( |$)' <<<"$out"
+check "dry-run writes nothing" test "$(cat "$T/sys/devices/system/memory/memory32/state")" = offline
+# node2 is CPU-less and nearer node1: its writer CPUs are node1's, one per core.
+cpus=$(grep -E '^block=memory6[4-7] ' <<<"$out" | sed -E 's/.* cpu=([0-9-]+).*/\1/' | sort -u | tr '\n' ' ')
+sib=no
+case " $cpus " in *" 4 "*" 6 "*|*" 5 "*" 7 "*) sib=yes;; esac
+check "dry-run never uses two siblings of one core for a node" test $sib = no
+
+# --- once -----------------------------------------------------------------
+new_tree
+out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console 2>"$T/err")
+rc=$?
+check "once exits 0 when all succeed" test $rc -eq 0
+allok=yes
+for b in 32 33 34 35 66000 66001; do
+        [ "$(cat "$T/sys/devices/system/memory/memory$b/state")" = online_movable ] || allok=no
+done
+for b in 64 65 66 67; do
+        [ "$(cat "$T/sys/devices/system/memory/memory$b/state")" = online_kernel ] || allok=no
+done
+check "once writes each block's zone per policy" test $allok = yes
+check "boot blocks untouched" test "$(cat "$T/sys/devices/system/memory/memory3/state")" = online
+batch=$(grep 'MESSAGE_ID=6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6' <<<"$out")
+check "one batch record" test "$(grep -c . <<<"$batch")" -eq 1
+check "batch record counts 10 blocks" grep -q 'MEMONLINE_BLOCKS=10 ' <<<"$batch "
+check "batch record counts 1280 MiB" grep -q "MEMONLINE_BYTES=$((10 * 128 * 1024 * 1024)) " <<<"$batch "
+check "batch record has no failures" grep -q 'MEMONLINE_FAILED=0 ' <<<"$batch "
+for f in MEMONLINE_BATCH MEMONLINE_DURATION_USEC MEMONLINE_GIBPS; do
+        check "batch record has $f" grep -q "$f=" <<<"$batch"
+done
+nodes=$(grep 'MESSAGE_ID=7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7' <<<"$out")
+check "node records for node1, node2 and the unknown node" test "$(grep -c . <<<"$nodes")" -eq 3
+n2=$(grep 'MEMONLINE_NODE=2 ' <<<"$nodes ")
+check "node2 record: 4 blocks, online_kernel" bash -c 'grep -q "MEMONLINE_BLOCKS=4 " <<<"$1 " && grep -q "MEMONLINE_ZONE=online_kernel" <<<"$1"' _ "$n2"
+check "node records carry MEMONLINE_CPUS" grep -q 'MEMONLINE_CPUS=' <<<"$n2"
+
+# Already online: nothing to do, still success.
+out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console 2>"$T/err")
+check "second --once finds nothing to do and exits 0" test $? -eq 0
+check "second --once writes no batch record" test "$(grep -c 'MESSAGE_ID=6a1c' <<<"$out")" -eq 0
+
+# --- failures ---------------------------------------------------------------
+new_tree
+rm "$T/sys/devices/system/memory/memory33/state"
+mkdir "$T/sys/devices/system/memory/memory33/state"      # write fails: EISDIR
+echo offline > "$T/sys/devices/system/memory/memory33/state/x"
+out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console 2>"$T/err")
+rc=$?
+check "once exits non-zero when a block fails" test $rc -ne 0
+check "failure record names the block and errno" grep -Eq 'MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_BLOCK=memory33|MEMONLINE_BLOCK=memory33.*MESSAGE_ID=8c3e' <<<"$out"
+check "other blocks still came online" test "$(cat "$T/sys/devices/system/memory/memory34/state")" = online_movable
+
+# --- config ---------------------------------------------------------------
+check "check-config accepts the shipped file" "$MEMONLINED" --check-config --config "$top_srcdir/conf/memonlined.conf"
+printf '[daemon]\nsettle_ms = 10\n[zones]\ndefault = sideways\n' > "$T/bad.conf"
+err=$("$MEMONLINED" --check-config --config "$T/bad.conf" 2>&1)
+rc=$?
+check "check-config rejects a bad file" test $rc -ne 0
+check "check-config names FILE:LINE" grep -q "^$T/bad.conf:4: " <<<"$err"
+err=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/bad.conf" --once --log-target console 2>&1)
+check "once refuses to run with a bad file" test $? -ne 0
+check "once names FILE:LINE too" grep -q "$T/bad.conf:4: " <<<"$err"
+err=$("$MEMONLINED" --check-config --config "$T/missing.conf" 2>&1)
+check "an explicit missing file is an error" test $? -ne 0
+check "unknown option fails" bash -c '! "$1" --bogus 2>/dev/null' _ "$MEMONLINED"
+check "--version prints the version" bash -c '"$1" --version | grep -q "^memonlined [0-9]"' _ "$MEMONLINED"
+check "--help mentions --sysfs-root" bash -c '"$1" --help | grep -q -- "--sysfs-root"' _ "$MEMONLINED"
+
+echo "1..$n"
+[ $failed -eq 0 ]

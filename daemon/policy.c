@@ -1,2 +1,1043 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* PLACEHOLDER: not written yet */
+/*
+ * The INI policy. inih splits "key = value"; we feed it one line at a
+ * time through our own reader so we know the line number of every key,
+ * see every section header (inih does not report empty sections) and can
+ * strip '#' comments and leading blanks (which inih would otherwise take
+ * for a continuation line).
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <ini.h>
+#include "cpuset.h"
+#include "policy.h"
+#include "util.h"
+
+#define POLICY_FILE_MAX (1024 * 1024)
+/* The kernel's MAX_NUMNODES is at most 1 << 10. */
+#define POLICY_NODE_MAX 1023
+/* No architecture has memory blocks smaller than this. */
+#define POLICY_RANGE_ALIGN (UINT64_C(1) << 20)
+
+static const char *const zone_table[] = {
+        [ZONE_UNSET] = "unset",
+        [ZONE_SKIP] = "skip",
+        [ZONE_ONLINE] = "online",
+        [ZONE_MOVABLE] = "online_movable",
+        [ZONE_KERNEL] = "online_kernel",
+};
+
+const char *zone_to_string(enum zone z) {
+        if ((size_t) z >= ELEMENTSOF(zone_table))
+                return NULL;
+        return zone_table[z];
+}
+
+int zone_from_string(const char *s, enum zone *ret) {
+        if (!s)
+                return -EINVAL;
+        /* ZONE_UNSET is internal: nobody may write "unset". */
+        for (size_t i = ZONE_SKIP; i < ELEMENTSOF(zone_table); i++)
+                if (streq(s, zone_table[i])) {
+                        *ret = (enum zone) i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+void policy_free(struct policy *p) {
+        if (!p)
+                return;
+        free(p->path);
+        cpuset_freep(&p->banned_cpus);
+        free(p->nodes);
+        free(p->ranges);
+        for (size_t i = 0; i < p->n_devices; i++) {
+                free(p->devices[i].name);
+                free(p->devices[i].device);
+                free(p->devices[i].namespace_name);
+        }
+        free(p->devices);
+        for (size_t i = 0; i < p->n_exclusions; i++)
+                free(p->exclusions[i].device);
+        free(p->exclusions);
+        free(p);
+}
+
+void policy_freep(struct policy **p) {
+        policy_free(*p);
+}
+
+int policy_new_default(struct policy **ret) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        /* Keep in sync with conf/memonlined.conf; test-policy checks that. */
+        *p = (struct policy) {
+                .settle_ms = 30,
+                .max_wait_ms = 500,
+                .max_concurrent_writes = 1,
+                .workers = { .count = 1 },
+                .retries = 5,
+                .retry_backoff_ms = 5,
+                .retry_backoff_max_ms = 200,
+                .node_link_wait_ms = 200,
+                .event_source = EVENT_SOURCE_UDEV,
+                .default_zone = ZONE_MOVABLE,
+                .movable_ratio = 301,
+                .ratio_per_node = true,
+                .convert_devdax = false,
+                .pmem_zone = ZONE_MOVABLE,
+                .respect_daxctl = true,
+        };
+        p->banned_cpus = cpuset_new();
+        if (!p->banned_cpus)
+                return -ENOMEM;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+unsigned policy_workers_for_node(const struct policy *p, int node, unsigned usable_cores) {
+        const struct worker_count *wc = &p->workers;
+        uint64_t n;
+
+        /* No usable core: the planner runs one unpinned worker. */
+        if (usable_cores == 0)
+                return 1;
+        for (size_t i = 0; i < p->n_nodes; i++)
+                if (p->nodes[i].node == node && p->nodes[i].has_workers) {
+                        wc = &p->nodes[i].workers;
+                        break;
+                }
+        if (wc->percent > 0)
+                n = ((uint64_t) usable_cores * wc->percent + 99) / 100;
+        else
+                n = wc->count;
+        if (n < 1)
+                n = 1;
+        if (n > usable_cores)
+                n = usable_cores;
+        return (unsigned) n;
+}
+
+/* ---- parsing ----------------------------------------------------------- */
+
+enum section {
+        SECTION_NONE,
+        SECTION_DAEMON,
+        SECTION_ZONES,
+        SECTION_PMEM,
+        SECTION_NODE,
+        SECTION_RANGE,
+        SECTION_DEVICE,
+        SECTION_EXCLUDE,
+};
+
+struct parser {
+        const char *data;
+        size_t size, pos;
+        unsigned line;
+        char *linebuf;
+        size_t linebuf_allocated;
+
+        struct policy *p;
+        size_t nodes_allocated, ranges_allocated, devices_allocated, exclusions_allocated;
+        enum section section;
+
+        /* Lines of keys checked against each other once the file is read. */
+        unsigned line_settle, line_max_wait, line_backoff, line_backoff_max;
+
+        int error;                      /* first error, -errno */
+        unsigned error_line;
+        char reason[sizeof(((struct policy_error *) NULL)->reason)];
+};
+
+_printf_(3, 4)
+static int fail(struct parser *ps, unsigned line, const char *fmt, ...) {
+        va_list ap;
+
+        if (ps->error < 0)
+                return ps->error;
+        va_start(ap, fmt);
+        vsnprintf(ps->reason, sizeof(ps->reason), fmt, ap);
+        va_end(ap);
+        ps->error = -EINVAL;
+        ps->error_line = line;
+        return -EINVAL;
+}
+
+static int fail_oom(struct parser *ps) {
+        if (ps->error < 0)
+                return ps->error;
+        snprintf(ps->reason, sizeof(ps->reason), "out of memory");
+        ps->error = -ENOMEM;
+        ps->error_line = ps->line;
+        return -ENOMEM;
+}
+
+static unsigned max_line(unsigned a, unsigned b) {
+        return a > b ? a : b;
+}
+
+/* Decimal only: a leading 0 is not octal, and "30ms" is an error. */
+static int parse_uint_key(struct parser *ps, const char *key, const char *value,
+                          unsigned min, unsigned max, unsigned *ret) {
+        unsigned v;
+        int r;
+
+        r = parse_unsigned(value, &v);
+        if (r == -ERANGE || (r >= 0 && (v < min || v > max)))
+                return fail(ps, ps->line, "%s = %s is out of range (%u..%u)", key, value, min, max);
+        if (r < 0)
+                return fail(ps, ps->line, "%s: expected a whole number from %u to %u, got \"%s\"",
+                            key, min, max, value);
+        *ret = v;
+        return 0;
+}
+
+static int parse_bool_key(struct parser *ps, const char *key, const char *value, bool *ret) {
+        if (parse_bool(value, ret) < 0)
+                return fail(ps, ps->line, "%s: expected yes or no, got \"%s\"", key, value);
+        return 0;
+}
+
+static int parse_zone_key(struct parser *ps, const char *key, const char *value, enum zone *ret) {
+        if (zone_from_string(value, ret) < 0)
+                return fail(ps, ps->line,
+                            "%s: expected online, online_movable, online_kernel or skip, got \"%s\"",
+                            key, value);
+        return 0;
+}
+
+static int parse_node_id(const char *s, int *ret) {
+        unsigned v;
+        int r;
+
+        r = parse_unsigned(s, &v);
+        if (r < 0)
+                return r;
+        if (v > POLICY_NODE_MAX)
+                return -ERANGE;
+        *ret = (int) v;
+        return 0;
+}
+
+static int parse_node_key(struct parser *ps, const char *key, const char *value, int *ret) {
+        int r;
+
+        r = parse_node_id(value, ret);
+        if (r == -ERANGE)
+                return fail(ps, ps->line, "%s = %s is out of range (0..%d)", key, value, POLICY_NODE_MAX);
+        if (r < 0)
+                return fail(ps, ps->line, "%s: expected a NUMA node number, got \"%s\"", key, value);
+        return 0;
+}
+
+/* "4" or "50%". */
+static int parse_workers_key(struct parser *ps, const char *key, const char *value,
+                             struct worker_count *ret) {
+        size_t len = strlen(value);
+        unsigned v;
+        int r;
+
+        if (len > 1 && value[len - 1] == '%') {
+                _cleanup_free_ char *num = strndup(value, len - 1);
+
+                if (!num)
+                        return fail_oom(ps);
+                r = parse_unsigned(num, &v);
+                if (r == -ERANGE || (r >= 0 && (v < 1 || v > 100)))
+                        return fail(ps, ps->line, "%s = %s is out of range (1%%..100%%)", key, value);
+                if (r < 0)
+                        return fail(ps, ps->line,
+                                    "%s: expected a count from 1 to 256 or a percentage like 50%%, got \"%s\"",
+                                    key, value);
+                *ret = (struct worker_count) { .percent = v };
+                return 0;
+        }
+        r = parse_unsigned(value, &v);
+        if (r == -ERANGE || (r >= 0 && (v < 1 || v > 256)))
+                return fail(ps, ps->line, "%s = %s is out of range (1..256, or 1%%..100%%)", key, value);
+        if (r < 0)
+                return fail(ps, ps->line,
+                            "%s: expected a count from 1 to 256 or a percentage like 50%%, got \"%s\"",
+                            key, value);
+        *ret = (struct worker_count) { .count = v };
+        return 0;
+}
+
+/* Decimal or 0x hex, optional binary K/M/G/T suffix. */
+static int parse_size(const char *s, uint64_t *ret) {
+        _cleanup_free_ char *num = NULL;
+        size_t len = strlen(s);
+        unsigned shift = 0;
+        uint64_t v;
+        int r;
+
+        if (len == 0)
+                return -EINVAL;
+        switch (s[len - 1]) {
+        case 'K': case 'k': shift = 10; break;
+        case 'M': case 'm': shift = 20; break;
+        case 'G': case 'g': shift = 30; break;
+        case 'T': case 't': shift = 40; break;
+        default: break;
+        }
+        num = strndup(s, shift ? len - 1 : len);
+        if (!num)
+                return -ENOMEM;
+        if (num[0] == '0' && (num[1] == 'x' || num[1] == 'X'))
+                r = parse_u64(num + 2, 16, &v);
+        else
+                r = parse_u64(num, 10, &v);
+        if (r < 0)
+                return r;
+        if (shift && v > (UINT64_MAX >> shift))
+                return -ERANGE;
+        *ret = v << shift;
+        return 0;
+}
+
+static int parse_size_key(struct parser *ps, const char *key, const char *value, uint64_t *ret) {
+        int r;
+
+        r = parse_size(value, ret);
+        if (r == -ENOMEM)
+                return fail_oom(ps);
+        if (r == -ERANGE)
+                return fail(ps, ps->line, "%s = %s is out of range", key, value);
+        if (r < 0)
+                return fail(ps, ps->line,
+                            "%s: expected a size like 16G (decimal or 0x hex, optional K, M, G or T), got \"%s\"",
+                            key, value);
+        return 0;
+}
+
+/* "START-END" (END inclusive) or "START+SIZE"; stores [start, end). */
+static int parse_range(struct parser *ps, const char *what, const char *spec,
+                       uint64_t *ret_start, uint64_t *ret_end) {
+        _cleanup_free_ char *copy = strdup(spec);
+        uint64_t start, second, end;
+        char *sep, *a, *b;
+        bool plus;
+        int r;
+
+        if (!copy)
+                return fail_oom(ps);
+        sep = strpbrk(copy, "-+");
+        if (!sep)
+                return fail(ps, ps->line,
+                            "%s \"%s\": expected START-END (END inclusive) or START+SIZE, like 4G+2G",
+                            what, spec);
+        plus = *sep == '+';
+        *sep = '\0';
+        a = strstrip(copy);
+        b = strstrip(sep + 1);
+
+        r = parse_size(a, &start);
+        if (r == 0)
+                r = parse_size(b, &second);
+        if (r == -ENOMEM)
+                return fail_oom(ps);
+        if (r == -ERANGE)
+                return fail(ps, ps->line, "%s \"%s\" is out of range", what, spec);
+        if (r < 0)
+                return fail(ps, ps->line,
+                            "%s \"%s\": expected START-END (END inclusive) or START+SIZE, "
+                            "each decimal or 0x hex with optional K, M, G or T",
+                            what, spec);
+        if (plus) {
+                if (second == 0)
+                        return fail(ps, ps->line, "%s \"%s\" is empty", what, spec);
+                if (second > UINT64_MAX - start)
+                        return fail(ps, ps->line, "%s \"%s\" is out of range", what, spec);
+                end = start + second;
+        } else {
+                if (second < start)
+                        return fail(ps, ps->line, "%s \"%s\" is inverted: end 0x%" PRIx64 " is below start 0x%" PRIx64,
+                                    what, spec, second, start);
+                if (second == UINT64_MAX)
+                        return fail(ps, ps->line, "%s \"%s\" is out of range", what, spec);
+                end = second + 1;
+        }
+        if (start % POLICY_RANGE_ALIGN != 0)
+                return fail(ps, ps->line, "%s \"%s\": start 0x%" PRIx64 " is not 1 MiB aligned",
+                            what, spec, start);
+        /* The classic slip: "4G-6G" takes in the first byte of the block at 6G. */
+        if (!plus && second != 0 && second % POLICY_RANGE_ALIGN == 0)
+                return fail(ps, ps->line,
+                            "%s \"%s\": END is the last byte (inclusive), did you mean 0x%" PRIx64
+                            "? Or write START+SIZE",
+                            what, spec, second - 1);
+        if (end % POLICY_RANGE_ALIGN != 0)
+                return fail(ps, ps->line, "%s \"%s\" does not end on a 1 MiB boundary (it ends before 0x%" PRIx64 ")",
+                            what, spec, end);
+        *ret_start = start;
+        *ret_end = end;
+        return 0;
+}
+
+/* "dax0.0" */
+static bool dax_name_is_valid(const char *s) {
+        const char *p;
+
+        if (!startswith(s, "dax"))
+                return false;
+        p = s + 3;
+        if (!isdigit((unsigned char) *p))
+                return false;
+        while (isdigit((unsigned char) *p))
+                p++;
+        if (*p++ != '.' || !isdigit((unsigned char) *p))
+                return false;
+        while (isdigit((unsigned char) *p))
+                p++;
+        return *p == '\0';
+}
+
+static int parse_dax_key(struct parser *ps, const char *key, const char *value, char **ret) {
+        char *s;
+
+        if (!dax_name_is_valid(value))
+                return fail(ps, ps->line, "%s: expected a dax device name like dax0.0, got \"%s\"", key, value);
+        s = strdup(value);
+        if (!s)
+                return fail_oom(ps);
+        free(*ret);
+        *ret = s;
+        return 0;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+/* A rule section must say something, or it is almost surely a mistake. */
+static int section_finish(struct parser *ps) {
+        switch (ps->section) {
+        case SECTION_NODE: {
+                const struct node_rule *n = &ps->p->nodes[ps->p->n_nodes - 1];
+
+                if (n->zone == ZONE_UNSET && !n->has_workers)
+                        return fail(ps, n->line, "[node %d] sets neither zone nor workers", n->node);
+                break;
+        }
+        case SECTION_RANGE: {
+                const struct range_rule *rr = &ps->p->ranges[ps->p->n_ranges - 1];
+
+                if (rr->zone == ZONE_UNSET)
+                        return fail(ps, rr->line, "[range 0x%" PRIx64 "-0x%" PRIx64 "] has no zone key",
+                                    rr->start, rr->end - 1);
+                break;
+        }
+        case SECTION_DEVICE: {
+                const struct device_rule *d = &ps->p->devices[ps->p->n_devices - 1];
+
+                if (d->zone == ZONE_UNSET && d->convert < 0)
+                        return fail(ps, d->line, "[device %s] sets neither zone nor convert", d->name);
+                break;
+        }
+        default:
+                break;
+        }
+        return 0;
+}
+
+static int section_node(struct parser *ps, const char *arg) {
+        struct policy *p = ps->p;
+        int node, r;
+
+        r = parse_node_id(arg, &node);
+        if (r == -ERANGE)
+                return fail(ps, ps->line, "[node %s]: node number is out of range (0..%d)", arg, POLICY_NODE_MAX);
+        if (r < 0)
+                return fail(ps, ps->line, "[node %s]: expected a NUMA node number, like [node 2]", arg);
+        for (size_t i = 0; i < p->n_nodes; i++)
+                if (p->nodes[i].node == node)
+                        return fail(ps, ps->line, "duplicate section [node %d], first at line %u",
+                                    node, p->nodes[i].line);
+        if (GROW(p->nodes, ps->nodes_allocated, p->n_nodes + 1) < 0)
+                return fail_oom(ps);
+        p->nodes[p->n_nodes++] = (struct node_rule) {
+                .node = node,
+                .zone = ZONE_UNSET,
+                .line = ps->line,
+        };
+        ps->section = SECTION_NODE;
+        return 0;
+}
+
+static int section_range(struct parser *ps, const char *arg) {
+        struct policy *p = ps->p;
+        uint64_t start, end;
+        int r;
+
+        r = parse_range(ps, "range", arg, &start, &end);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < p->n_ranges; i++) {
+                const struct range_rule *o = &p->ranges[i];
+
+                if (start < o->end && o->start < end)
+                        return fail(ps, ps->line,
+                                    "[range %s] overlaps [range 0x%" PRIx64 "-0x%" PRIx64 "] at line %u",
+                                    arg, o->start, o->end - 1, o->line);
+        }
+        if (GROW(p->ranges, ps->ranges_allocated, p->n_ranges + 1) < 0)
+                return fail_oom(ps);
+        p->ranges[p->n_ranges++] = (struct range_rule) {
+                .start = start,
+                .end = end,
+                .zone = ZONE_UNSET,
+                .line = ps->line,
+        };
+        ps->section = SECTION_RANGE;
+        return 0;
+}
+
+static int section_device(struct parser *ps, const char *arg) {
+        struct policy *p = ps->p;
+        char *name;
+
+        for (size_t i = 0; i < p->n_devices; i++)
+                if (streq(p->devices[i].name, arg))
+                        return fail(ps, ps->line, "duplicate section [device %s], first at line %u",
+                                    arg, p->devices[i].line);
+        if (GROW(p->devices, ps->devices_allocated, p->n_devices + 1) < 0)
+                return fail_oom(ps);
+        name = strdup(arg);
+        if (!name)
+                return fail_oom(ps);
+        p->devices[p->n_devices++] = (struct device_rule) {
+                .name = name,
+                .region = -1,
+                .target_node = -1,
+                .zone = ZONE_UNSET,
+                .convert = -1,
+                .line = ps->line,
+        };
+        ps->section = SECTION_DEVICE;
+        return 0;
+}
+
+/* "[node 2]" -> "2" when the header is "node" plus blanks plus something. */
+static const char *section_arg(const char *header, const char *kind) {
+        size_t n = strlen(kind);
+
+        if (strncmp(header, kind, n) != 0)
+                return NULL;
+        if (header[n] == '\0')
+                return "";
+        if (header[n] != ' ' && header[n] != '\t')
+                return NULL;
+        header += n;
+        while (*header == ' ' || *header == '\t')
+                header++;
+        return header;
+}
+
+/* line is stripped and starts with '['. */
+static int section_begin(struct parser *ps, char *line) {
+        static const struct {
+                const char *name;
+                enum section section;
+        } plain[] = {
+                { "daemon", SECTION_DAEMON },
+                { "zones", SECTION_ZONES },
+                { "pmem", SECTION_PMEM },
+                { "exclude", SECTION_EXCLUDE },
+        };
+        static const struct {
+                const char *kind;
+                int (*begin)(struct parser *ps, const char *arg);
+                const char *example;
+        } with_arg[] = {
+                { "node", section_node, "[node 2]" },
+                { "range", section_range, "[range 4G+2G]" },
+                { "device", section_device, "[device pmem-fast]" },
+        };
+        char *close, *name;
+        int r;
+
+        close = strchr(line, ']');
+        if (!close)
+                return fail(ps, ps->line, "section header without ']'");
+        if (close[1] != '\0')
+                return fail(ps, ps->line, "unexpected text after section header: \"%s\"", close + 1);
+        *close = '\0';
+        name = strstrip(line + 1);
+
+        r = section_finish(ps);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(plain); i++)
+                if (streq(name, plain[i].name)) {
+                        ps->section = plain[i].section;
+                        return 0;
+                }
+        for (size_t i = 0; i < ELEMENTSOF(with_arg); i++) {
+                const char *arg = section_arg(name, with_arg[i].kind);
+
+                if (!arg)
+                        continue;
+                if (!*arg)
+                        return fail(ps, ps->line, "section [%s] needs an argument, like %s",
+                                    name, with_arg[i].example);
+                return with_arg[i].begin(ps, arg);
+        }
+        return fail(ps, ps->line,
+                    "unknown section [%s] (expected daemon, zones, pmem, exclude, node N, range SPEC or device NAME)",
+                    name);
+}
+
+/* ---- keys -------------------------------------------------------------- */
+
+static const struct uint_key {
+        const char *name;
+        size_t offset;
+        unsigned min, max;
+} daemon_uint_keys[] = {
+        { "settle_ms", offsetof(struct policy, settle_ms), 1, 10000 },
+        { "max_wait_ms", offsetof(struct policy, max_wait_ms), 1, 60000 },
+        { "max_concurrent_writes", offsetof(struct policy, max_concurrent_writes), 1, 64 },
+        { "retries", offsetof(struct policy, retries), 0, 100 },
+        { "retry_backoff_ms", offsetof(struct policy, retry_backoff_ms), 1, 1000 },
+        { "retry_backoff_max_ms", offsetof(struct policy, retry_backoff_max_ms), 1, 60000 },
+        { "node_link_wait_ms", offsetof(struct policy, node_link_wait_ms), 0, 5000 },
+};
+
+static int unknown_key(struct parser *ps, const char *section, const char *key) {
+        return fail(ps, ps->line, "unknown key \"%s\" in [%s]", key, section);
+}
+
+static int key_daemon(struct parser *ps, const char *key, const char *value) {
+        struct policy *p = ps->p;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(daemon_uint_keys); i++) {
+                const struct uint_key *k = &daemon_uint_keys[i];
+
+                if (strcasecmp(key, k->name) != 0)
+                        continue;
+                r = parse_uint_key(ps, k->name, value, k->min, k->max,
+                                   (unsigned *) ((char *) p + k->offset));
+                if (r < 0)
+                        return r;
+                if (k->offset == offsetof(struct policy, settle_ms))
+                        ps->line_settle = ps->line;
+                else if (k->offset == offsetof(struct policy, max_wait_ms))
+                        ps->line_max_wait = ps->line;
+                else if (k->offset == offsetof(struct policy, retry_backoff_ms))
+                        ps->line_backoff = ps->line;
+                else if (k->offset == offsetof(struct policy, retry_backoff_max_ms))
+                        ps->line_backoff_max = ps->line;
+                return 0;
+        }
+        if (strcasecmp(key, "workers") == 0)
+                return parse_workers_key(ps, "workers", value, &p->workers);
+        if (strcasecmp(key, "banned_cpus") == 0) {
+                struct bitmask *m = NULL;
+
+                r = cpulist_parse(value, &m);
+                if (r == -ENOMEM)
+                        return fail_oom(ps);
+                if (r == -ERANGE)
+                        return fail(ps, ps->line, "banned_cpus: CPU number out of range (0..%d) in \"%s\"",
+                                    CPUSET_MAX - 1, value);
+                if (r < 0)
+                        return fail(ps, ps->line, "banned_cpus: expected a CPU list like 0,8-9, got \"%s\"",
+                                    value);
+                cpuset_freep(&p->banned_cpus);
+                p->banned_cpus = m;
+                return 0;
+        }
+        if (strcasecmp(key, "event_source") == 0) {
+                if (streq(value, "udev"))
+                        p->event_source = EVENT_SOURCE_UDEV;
+                else if (streq(value, "kernel"))
+                        p->event_source = EVENT_SOURCE_KERNEL;
+                else
+                        return fail(ps, ps->line, "event_source: expected udev or kernel, got \"%s\"", value);
+                return 0;
+        }
+        return unknown_key(ps, "daemon", key);
+}
+
+static int key_zones(struct parser *ps, const char *key, const char *value) {
+        struct policy *p = ps->p;
+
+        if (strcasecmp(key, "default") == 0)
+                return parse_zone_key(ps, "default", value, &p->default_zone);
+        if (strcasecmp(key, "movable_ratio") == 0)
+                return parse_uint_key(ps, "movable_ratio", value, 0, 10000, &p->movable_ratio);
+        if (strcasecmp(key, "ratio_per_node") == 0)
+                return parse_bool_key(ps, "ratio_per_node", value, &p->ratio_per_node);
+        return unknown_key(ps, "zones", key);
+}
+
+static int key_pmem(struct parser *ps, const char *key, const char *value) {
+        struct policy *p = ps->p;
+
+        if (strcasecmp(key, "convert_devdax") == 0)
+                return parse_bool_key(ps, "convert_devdax", value, &p->convert_devdax);
+        if (strcasecmp(key, "zone") == 0)
+                return parse_zone_key(ps, "zone", value, &p->pmem_zone);
+        if (strcasecmp(key, "respect_daxctl") == 0)
+                return parse_bool_key(ps, "respect_daxctl", value, &p->respect_daxctl);
+        return unknown_key(ps, "pmem", key);
+}
+
+static int key_node(struct parser *ps, const char *key, const char *value) {
+        struct node_rule *n = &ps->p->nodes[ps->p->n_nodes - 1];
+        int r;
+
+        if (strcasecmp(key, "zone") == 0)
+                return parse_zone_key(ps, "zone", value, &n->zone);
+        if (strcasecmp(key, "workers") == 0) {
+                r = parse_workers_key(ps, "workers", value, &n->workers);
+                if (r < 0)
+                        return r;
+                n->has_workers = true;
+                return 0;
+        }
+        return fail(ps, ps->line, "unknown key \"%s\" in [node %d] (expected zone or workers)", key, n->node);
+}
+
+static int key_range(struct parser *ps, const char *key, const char *value) {
+        struct range_rule *rr = &ps->p->ranges[ps->p->n_ranges - 1];
+
+        if (strcasecmp(key, "zone") == 0)
+                return parse_zone_key(ps, "zone", value, &rr->zone);
+        return fail(ps, ps->line, "unknown key \"%s\" in [range 0x%" PRIx64 "-0x%" PRIx64 "] (expected zone)",
+                    key, rr->start, rr->end - 1);
+}
+
+static int key_device(struct parser *ps, const char *key, const char *value) {
+        struct device_rule *d = &ps->p->devices[ps->p->n_devices - 1];
+        bool b;
+        int r;
+
+        if (strcasecmp(key, "match_device") == 0)
+                return parse_dax_key(ps, "match_device", value, &d->device);
+        if (strcasecmp(key, "match_namespace") == 0) {
+                char *s;
+
+                if (!*value || strpbrk(value, " \t"))
+                        return fail(ps, ps->line,
+                                    "match_namespace: expected a namespace name or UUID, got \"%s\"", value);
+                s = strdup(value);
+                if (!s)
+                        return fail_oom(ps);
+                free(d->namespace_name);
+                d->namespace_name = s;
+                return 0;
+        }
+        if (strcasecmp(key, "match_region") == 0) {
+                const char *num = startswith(value, "region") ? value + strlen("region") : value;
+                unsigned v;
+
+                r = parse_unsigned(num, &v);
+                if (r == -ERANGE || (r >= 0 && v > INT_MAX))
+                        return fail(ps, ps->line, "match_region = %s is out of range", value);
+                if (r < 0)
+                        return fail(ps, ps->line, "match_region: expected a region id like 0 or region0, got \"%s\"",
+                                    value);
+                d->region = (int) v;
+                return 0;
+        }
+        if (strcasecmp(key, "match_node") == 0)
+                return parse_node_key(ps, "match_node", value, &d->target_node);
+        if (strcasecmp(key, "min_size") == 0)
+                return parse_size_key(ps, "min_size", value, &d->min_size);
+        if (strcasecmp(key, "pmem_only") == 0)
+                return parse_bool_key(ps, "pmem_only", value, &d->pmem_only);
+        if (strcasecmp(key, "zone") == 0)
+                return parse_zone_key(ps, "zone", value, &d->zone);
+        if (strcasecmp(key, "convert") == 0) {
+                r = parse_bool_key(ps, "convert", value, &b);
+                if (r < 0)
+                        return r;
+                d->convert = b;
+                return 0;
+        }
+        return fail(ps, ps->line, "unknown key \"%s\" in [device %s]", key, d->name);
+}
+
+static int key_exclude(struct parser *ps, const char *key, const char *value) {
+        struct policy *p = ps->p;
+        struct exclusion e = { .line = ps->line };
+        int r;
+
+        if (strcasecmp(key, "node") == 0) {
+                e.kind = EXCLUDE_NODE;
+                r = parse_node_key(ps, "node", value, &e.node);
+        } else if (strcasecmp(key, "block") == 0) {
+                const char *num = startswith(value, "memory") ? value + strlen("memory") : value;
+
+                e.kind = EXCLUDE_BLOCK;
+                r = parse_u64(num, 10, &e.start);
+                if (r == -ERANGE || (r >= 0 && e.start == UINT64_MAX))
+                        r = fail(ps, ps->line, "block = %s is out of range", value);
+                else if (r < 0)
+                        r = fail(ps, ps->line, "block: expected a memory block like memory42 or 42, got \"%s\"",
+                                 value);
+                else
+                        e.end = e.start + 1;
+        } else if (strcasecmp(key, "range") == 0) {
+                e.kind = EXCLUDE_RANGE;
+                r = parse_range(ps, "range", value, &e.start, &e.end);
+        } else if (strcasecmp(key, "device") == 0) {
+                e.kind = EXCLUDE_DEVICE;
+                r = parse_dax_key(ps, "device", value, &e.device);
+        } else
+                return fail(ps, ps->line, "unknown key \"%s\" in [exclude] (expected node, block, range or device)",
+                            key);
+        if (r < 0)
+                return r;
+
+        if (GROW(p->exclusions, ps->exclusions_allocated, p->n_exclusions + 1) < 0) {
+                free(e.device);
+                return fail_oom(ps);
+        }
+        p->exclusions[p->n_exclusions++] = e;
+        return 0;
+}
+
+static int handler(void *userdata, const char *section, const char *name, const char *value) {
+        struct parser *ps = userdata;
+        int r;
+
+        (void) section;         /* we track sections ourselves, see reader() */
+        if (ps->error < 0)
+                return 0;
+
+        switch (ps->section) {
+        case SECTION_NONE:
+                r = fail(ps, ps->line, "key \"%s\" outside of any section", name);
+                break;
+        case SECTION_DAEMON:
+                r = key_daemon(ps, name, value);
+                break;
+        case SECTION_ZONES:
+                r = key_zones(ps, name, value);
+                break;
+        case SECTION_PMEM:
+                r = key_pmem(ps, name, value);
+                break;
+        case SECTION_NODE:
+                r = key_node(ps, name, value);
+                break;
+        case SECTION_RANGE:
+                r = key_range(ps, name, value);
+                break;
+        case SECTION_DEVICE:
+                r = key_device(ps, name, value);
+                break;
+        case SECTION_EXCLUDE:
+                r = key_exclude(ps, name, value);
+                break;
+        default:
+                r = fail(ps, ps->line, "internal error: bad section state");
+                break;
+        }
+        return r < 0 ? 0 : 1;
+}
+
+/* Cut a '#' or ';' comment that starts a line or follows a blank. */
+static void strip_comment(char *s) {
+        for (char *c = s; *c; c++)
+                if ((*c == '#' || *c == ';') && (c == s || isspace((unsigned char) c[-1]))) {
+                        *c = '\0';
+                        return;
+                }
+}
+
+/*
+ * inih's reader: hands out exactly one line per call, so ps->line is the
+ * line of whatever inih passes to handler() next. Section headers are
+ * consumed here and replaced by empty lines. NULL ends the parse.
+ */
+static char *reader(char *buf, int num, void *userdata) {
+        struct parser *ps = userdata;
+        const char *start, *nl;
+        size_t len;
+        char *s;
+
+        if (ps->error < 0 || ps->pos >= ps->size || num < 3)
+                return NULL;
+
+        start = ps->data + ps->pos;
+        nl = memchr(start, '\n', ps->size - ps->pos);
+        len = nl ? (size_t) (nl - start) : ps->size - ps->pos;
+        ps->pos += len + (nl ? 1 : 0);
+        ps->line++;
+
+        if (GROW(ps->linebuf, ps->linebuf_allocated, len + 1) < 0) {
+                fail_oom(ps);
+                return NULL;
+        }
+        memcpy(ps->linebuf, start, len);
+        ps->linebuf[len] = '\0';
+        s = ps->linebuf;
+        if (ps->line == 1 && startswith(s, "\xEF\xBB\xBF"))
+                s += 3;
+        strip_comment(s);
+        s = strstrip(s);
+
+        if (*s == '\0') {
+                strcpy(buf, "\n");
+                return buf;
+        }
+        if (*s == '[') {
+                if (section_begin(ps, s) < 0)
+                        return NULL;
+                strcpy(buf, "\n");
+                return buf;
+        }
+        if (!strpbrk(s, "=:")) {
+                fail(ps, ps->line, "expected \"key = value\" or a [section], got \"%s\"", s);
+                return NULL;
+        }
+        len = strlen(s);
+        if (len > (size_t) num - 2) {
+                fail(ps, ps->line, "line is too long (more than %d characters without comments)", num - 2);
+                return NULL;
+        }
+        memcpy(buf, s, len);
+        memcpy(buf + len, "\n", 2);
+        return buf;
+}
+
+static int check_policy(struct parser *ps) {
+        const struct policy *p = ps->p;
+
+        if (p->max_wait_ms < p->settle_ms)
+                return fail(ps, max_line(ps->line_settle, ps->line_max_wait),
+                            "max_wait_ms = %u is shorter than settle_ms = %u",
+                            p->max_wait_ms, p->settle_ms);
+        if (p->retry_backoff_max_ms < p->retry_backoff_ms)
+                return fail(ps, max_line(ps->line_backoff, ps->line_backoff_max),
+                            "retry_backoff_max_ms = %u is shorter than retry_backoff_ms = %u",
+                            p->retry_backoff_max_ms, p->retry_backoff_ms);
+        return 0;
+}
+
+/* Whole file, at most POLICY_FILE_MAX bytes. */
+static int read_config(const char *path, char **ret, size_t *ret_size, char *reason, size_t reason_size) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                int r = -errno;
+
+                snprintf(reason, reason_size, "cannot open: %s", strerror(-r));
+                return r;
+        }
+        for (;;) {
+                ssize_t n;
+
+                if (GROW(buf, allocated, size + 64 * 1024 + 1) < 0) {
+                        snprintf(reason, reason_size, "out of memory");
+                        return -ENOMEM;
+                }
+                n = read(fd, buf + size, allocated - size - 1);
+                if (n < 0) {
+                        int r = -errno;
+
+                        if (r == -EINTR)
+                                continue;
+                        snprintf(reason, reason_size, "cannot read: %s", strerror(-r));
+                        return r;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+                if (size > POLICY_FILE_MAX) {
+                        snprintf(reason, reason_size, "file is larger than %d bytes (1 MiB)", POLICY_FILE_MAX);
+                        return -EINVAL;
+                }
+        }
+        buf[size] = '\0';
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+static void set_error(struct policy_error *e, const char *path, unsigned line, const char *reason) {
+        if (!e)
+                return;
+        snprintf(e->file, sizeof(e->file), "%s", path);
+        e->line = line;
+        snprintf(e->reason, sizeof(e->reason), "%s", reason);
+}
+
+int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error) {
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *data = NULL;
+        struct parser ps = {};
+        const char *nul;
+        size_t size = 0;
+        int r;
+
+        if (!path || !ret) {
+                set_error(ret_error, path ?: "", 0, "no file given");
+                return -EINVAL;
+        }
+        r = read_config(path, &data, &size, ps.reason, sizeof(ps.reason));
+        if (r < 0) {
+                set_error(ret_error, path, 0, ps.reason);
+                return r;
+        }
+
+        nul = memchr(data, '\0', size);
+        if (nul) {
+                unsigned line = 1;
+
+                for (const char *c = data; c < nul; c++)
+                        line += *c == '\n';
+                set_error(ret_error, path, line, "contains a NUL byte: not a text file");
+                return -EINVAL;
+        }
+
+        r = policy_new_default(&p);
+        if (r < 0) {
+                set_error(ret_error, path, 0, "out of memory");
+                return r;
+        }
+        p->path = strdup(path);
+        if (!p->path) {
+                set_error(ret_error, path, 0, "out of memory");
+                return -ENOMEM;
+        }
+
+        ps.data = data;
+        ps.size = size;
+        ps.p = p;
+        r = ini_parse_stream(reader, &ps, handler, &ps);
+        free(ps.linebuf);
+        if (r == -2)
+                fail_oom(&ps);
+        else if (r > 0)
+                /* inih's own complaint; our reader should have caught it first. */
+                fail(&ps, (unsigned) r, "syntax error");
+        if (ps.error == 0)
+                section_finish(&ps);
+        if (ps.error == 0)
+                check_policy(&ps);
+        if (ps.error < 0) {
+                set_error(ret_error, path, ps.error_line, ps.reason);
+                return ps.error;
+        }
+
+        *ret = TAKE_PTR(p);
+        return 0;
+}

@@ -1,3 +1,621 @@
-/* PLACEHOLDER: not written yet */
-#include <stdio.h>
-int main(void) { printf("1..0 # SKIP not written yet\n"); return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "cpuset.h"
+#include "fake-tree.h"
+#include "policy.h"
+#include "util.h"
+
+#define GiB (UINT64_C(1) << 30)
+
+/* Any pointer policy_load() must leave alone on failure. */
+#define SENTINEL ((struct policy *) (uintptr_t) 0x5e47)
+
+static int setup(void **state) {
+        *state = fake_tree_new();
+        return 0;
+}
+
+static int teardown(void **state) {
+        fake_tree_free(*state);
+        return 0;
+}
+
+/* Writes text (may hold NULs) as DIR/name; returns the path, caller frees. */
+static char *write_conf(void **state, const char *name, const char *text, size_t len) {
+        char *path;
+        FILE *f;
+
+        assert_true(asprintf(&path, "%s/%s", (const char *) *state, name) > 0);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(text, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
+        return path;
+}
+
+static struct policy *load_ok(void **state, const char *text) {
+        _cleanup_free_ char *path = write_conf(state, "ok.conf", text, strlen(text));
+        struct policy_error err = {};
+        struct policy *p = NULL;
+        int r;
+
+        r = policy_load(path, &p, &err);
+        if (r < 0)
+                fail_msg("unexpected error %d: %s:%u: %s", r, err.file, err.line, err.reason);
+        assert_non_null(p);
+        assert_string_equal(p->path, path);
+        return p;
+}
+
+/* The file must fail with -EINVAL at line, naming the file, with reason containing what. */
+static void expect_error(void **state, const char *text, unsigned line, const char *what) {
+        _cleanup_free_ char *path = write_conf(state, "bad.conf", text, strlen(text));
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+
+        assert_int_equal(policy_load(path, &p, &err), -EINVAL);
+        assert_ptr_equal(p, SENTINEL);
+        assert_string_equal(err.file, path);
+        if (err.line != line || !strstr(err.reason, what))
+                fail_msg("want line %u with \"%s\", got %s:%u: %s", line, what, err.file, err.line, err.reason);
+}
+
+static void assert_defaults(const struct policy *p) {
+        assert_int_equal(p->settle_ms, 30);
+        assert_int_equal(p->max_wait_ms, 500);
+        assert_int_equal(p->max_concurrent_writes, 1);
+        assert_int_equal(p->workers.count, 1);
+        assert_int_equal(p->workers.percent, 0);
+        assert_non_null(p->banned_cpus);
+        assert_int_equal(cpuset_count(p->banned_cpus), 0);
+        assert_int_equal(p->retries, 5);
+        assert_int_equal(p->retry_backoff_ms, 5);
+        assert_int_equal(p->retry_backoff_max_ms, 200);
+        assert_int_equal(p->node_link_wait_ms, 200);
+        assert_int_equal(p->event_source, EVENT_SOURCE_UDEV);
+        assert_int_equal(p->default_zone, ZONE_MOVABLE);
+        assert_int_equal(p->movable_ratio, 301);
+        assert_true(p->ratio_per_node);
+        assert_false(p->convert_devdax);
+        assert_int_equal(p->pmem_zone, ZONE_MOVABLE);
+        assert_true(p->respect_daxctl);
+        assert_int_equal(p->n_nodes, 0);
+        assert_int_equal(p->n_ranges, 0);
+        assert_int_equal(p->n_devices, 0);
+        assert_int_equal(p->n_exclusions, 0);
+}
+
+static void test_defaults(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        (void) state;
+        assert_int_equal(policy_new_default(&p), 0);
+        assert_null(p->path);
+        assert_defaults(p);
+}
+
+static void test_shipped_conf(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *path = NULL;
+        struct policy_error err = {};
+        const char *top = getenv("top_srcdir");
+        int r;
+
+        (void) state;
+        if (!top)
+                skip();         /* only the harness knows where the sources are */
+        assert_true(asprintf(&path, "%s/conf/memonlined.conf", top) > 0);
+        r = policy_load(path, &p, &err);
+        if (r < 0)
+                fail_msg("%s:%u: %s", err.file, err.line, err.reason);
+        /* test_defaults checks the built-in against the same values. */
+        assert_defaults(p);
+}
+
+/* The shipped examples, uncommented, must be valid too. */
+static void test_shipped_examples(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        const char *top = getenv("top_srcdir");
+        size_t len = 0;
+        FILE *f;
+
+        if (!top)
+                skip();
+        assert_true(asprintf(&path, "%s/conf/memonlined.conf", top) > 0);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_int_equal(getdelim(&text, &len, '\0', f) > 0, 1);
+        fclose(f);
+        /* "#[node 2]" -> " [node 2]", "#zone = ..." -> " zone = ...", prose stays a comment. */
+        for (char *s = text; (s = strstr(s, "\n#")); s++)
+                if (s[2] == '[' || (s[2] >= 'a' && s[2] <= 'z'))
+                        s[1] = ' ';
+        p = load_ok(state, text);
+        assert_int_equal(p->n_nodes, 1);
+        assert_int_equal(p->n_ranges, 2);
+        assert_int_equal(p->n_devices, 1);
+        assert_int_equal(p->n_exclusions, 4);
+        assert_int_equal(cpuset_count(p->banned_cpus), 1);
+}
+
+static void test_full_file(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *cpus = NULL;
+
+        p = load_ok(state,
+                    "# every section\n"
+                    "[daemon]\n"
+                    "settle_ms = 50\n"
+                    "max_wait_ms = 1000\n"
+                    "max_concurrent_writes = 2\n"
+                    "workers = 50%\n"
+                    "banned_cpus = 0,8-9\n"
+                    "retries = 0\n"
+                    "retry_backoff_ms = 10\n"
+                    "retry_backoff_max_ms = 1000\n"
+                    "node_link_wait_ms = 0\n"
+                    "event_source = kernel\n"
+                    "[zones]\n"
+                    "default = online\n"
+                    "movable_ratio = 0\n"
+                    "ratio_per_node = no\n"
+                    "[pmem]\n"
+                    "convert_devdax = yes\n"
+                    "zone = online_kernel\n"
+                    "respect_daxctl = off\n"
+                    "[node 2]\n"                                        /* line 21 */
+                    "zone = online_kernel\n"
+                    "workers = 2\n"
+                    "[node 0]\n"
+                    "zone = skip\n"
+                    "[range 0x100000000-0x17fffffff]\n"                 /* line 26 */
+                    "zone = skip\n"
+                    "[range 8G+2G]\n"
+                    "zone = online_movable\n"
+                    "[device pmem-fast]\n"                              /* line 30 */
+                    "match_device = dax0.0\n"
+                    "match_namespace = namespace0.0\n"
+                    "match_region = region3\n"
+                    "match_node = 2\n"
+                    "min_size = 16G\n"
+                    "pmem_only = yes\n"
+                    "zone = online_movable\n"
+                    "convert = yes\n"
+                    "[device rest]\n"
+                    "convert = no\n"
+                    "[exclude]\n"
+                    "node = 3\n"
+                    "block = memory42\n"
+                    "range = 0x200000000+1G\n"
+                    "device = dax1.0\n");
+
+        assert_int_equal(p->settle_ms, 50);
+        assert_int_equal(p->max_wait_ms, 1000);
+        assert_int_equal(p->max_concurrent_writes, 2);
+        assert_int_equal(p->workers.percent, 50);
+        assert_int_equal(p->workers.count, 0);
+        assert_int_equal(cpulist_format(p->banned_cpus, &cpus), 0);
+        assert_string_equal(cpus, "0,8-9");
+        assert_int_equal(p->retries, 0);
+        assert_int_equal(p->retry_backoff_ms, 10);
+        assert_int_equal(p->retry_backoff_max_ms, 1000);
+        assert_int_equal(p->node_link_wait_ms, 0);
+        assert_int_equal(p->event_source, EVENT_SOURCE_KERNEL);
+        assert_int_equal(p->default_zone, ZONE_ONLINE);
+        assert_int_equal(p->movable_ratio, 0);
+        assert_false(p->ratio_per_node);
+        assert_true(p->convert_devdax);
+        assert_int_equal(p->pmem_zone, ZONE_KERNEL);
+        assert_false(p->respect_daxctl);
+
+        assert_int_equal(p->n_nodes, 2);
+        assert_int_equal(p->nodes[0].node, 2);
+        assert_int_equal(p->nodes[0].zone, ZONE_KERNEL);
+        assert_true(p->nodes[0].has_workers);
+        assert_int_equal(p->nodes[0].workers.count, 2);
+        assert_int_equal(p->nodes[0].line, 21);
+        assert_int_equal(p->nodes[1].node, 0);
+        assert_int_equal(p->nodes[1].zone, ZONE_SKIP);
+        assert_false(p->nodes[1].has_workers);
+
+        assert_int_equal(p->n_ranges, 2);
+        assert_int_equal(p->ranges[0].start, 0x100000000);
+        assert_int_equal(p->ranges[0].end, 0x180000000);
+        assert_int_equal(p->ranges[0].zone, ZONE_SKIP);
+        assert_int_equal(p->ranges[0].line, 26);
+        assert_int_equal(p->ranges[1].start, 8 * GiB);
+        assert_int_equal(p->ranges[1].end, 10 * GiB);
+        assert_int_equal(p->ranges[1].zone, ZONE_MOVABLE);
+
+        assert_int_equal(p->n_devices, 2);
+        assert_string_equal(p->devices[0].name, "pmem-fast");
+        assert_string_equal(p->devices[0].device, "dax0.0");
+        assert_string_equal(p->devices[0].namespace_name, "namespace0.0");
+        assert_int_equal(p->devices[0].region, 3);
+        assert_int_equal(p->devices[0].target_node, 2);
+        assert_int_equal(p->devices[0].min_size, 16 * GiB);
+        assert_true(p->devices[0].pmem_only);
+        assert_int_equal(p->devices[0].zone, ZONE_MOVABLE);
+        assert_int_equal(p->devices[0].convert, 1);
+        assert_int_equal(p->devices[0].line, 30);
+        assert_string_equal(p->devices[1].name, "rest");
+        assert_null(p->devices[1].device);
+        assert_null(p->devices[1].namespace_name);
+        assert_int_equal(p->devices[1].region, -1);
+        assert_int_equal(p->devices[1].target_node, -1);
+        assert_int_equal(p->devices[1].min_size, 0);
+        assert_false(p->devices[1].pmem_only);
+        assert_int_equal(p->devices[1].zone, ZONE_UNSET);
+        assert_int_equal(p->devices[1].convert, 0);
+
+        assert_int_equal(p->n_exclusions, 4);
+        assert_int_equal(p->exclusions[0].kind, EXCLUDE_NODE);
+        assert_int_equal(p->exclusions[0].node, 3);
+        assert_int_equal(p->exclusions[0].line, 42);
+        assert_int_equal(p->exclusions[1].kind, EXCLUDE_BLOCK);
+        assert_int_equal(p->exclusions[1].start, 42);
+        assert_int_equal(p->exclusions[2].kind, EXCLUDE_RANGE);
+        assert_int_equal(p->exclusions[2].start, 8 * GiB);
+        assert_int_equal(p->exclusions[2].end, 9 * GiB);
+        assert_int_equal(p->exclusions[3].kind, EXCLUDE_DEVICE);
+        assert_string_equal(p->exclusions[3].device, "dax1.0");
+}
+
+/* Comments, blanks, indentation, CRLF, a BOM, later-wins and case-insensitive keys. */
+static void test_syntax(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        p = load_ok(state,
+                    "\xEF\xBB\xBF; leading comment\r\n"
+                    "  [daemon]   # trailing comment\r\n"
+                    "\n"
+                    "    settle_ms = 10    # indented, with a comment\r\n"
+                    "SETTLE_MS = 20 ; semicolon comment\n"
+                    "Max_Wait_Ms: 40\n"
+                    "banned_cpus =\n"
+                    "[zones]\n"
+                    "[daemon]\n"
+                    "retries = 7");             /* no final newline */
+        assert_int_equal(p->settle_ms, 20);
+        assert_int_equal(p->max_wait_ms, 40);
+        assert_int_equal(p->retries, 7);
+        assert_int_equal(cpuset_count(p->banned_cpus), 0);
+}
+
+static void test_empty_file(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        p = load_ok(state, "");
+        assert_defaults(p);
+}
+
+static void test_structure_errors(void **state) {
+        expect_error(state, "[daemon]\nsettle_ms = 10\n\n[deamon]\n", 4, "unknown section [deamon]");
+        expect_error(state, "[Daemon]\n", 1, "unknown section [Daemon]");
+        expect_error(state, "[node]\nzone = skip\n", 1, "needs an argument");
+        expect_error(state, "[node2]\nzone = skip\n", 1, "unknown section [node2]");
+        expect_error(state, "# c\nsettle_ms = 5\n", 2, "outside of any section");
+        expect_error(state, "[daemon\n", 1, "without ']'");
+        expect_error(state, "[daemon] x\n", 1, "after section header");
+        expect_error(state, "[daemon]\nsettle_ms 30\n", 2, "key = value");
+}
+
+static void test_unknown_key(void **state) {
+        expect_error(state, "[daemon]\nsettle_ms = 30\nsettle = 30\n", 3, "unknown key \"settle\" in [daemon]");
+        expect_error(state, "[zones]\nzone = skip\n", 2, "unknown key \"zone\" in [zones]");
+        expect_error(state, "[pmem]\nconvert = yes\n", 2, "unknown key \"convert\" in [pmem]");
+        expect_error(state, "[node 1]\nzone = skip\nratio = 5\n", 3, "unknown key \"ratio\" in [node 1]");
+        expect_error(state, "[range 4G+1G]\nworkers = 1\n", 2, "unknown key \"workers\"");
+        expect_error(state, "[device x]\nmatch_dev = dax0.0\n", 2, "unknown key \"match_dev\" in [device x]");
+        expect_error(state, "[exclude]\nnodes = 1\n", 2, "unknown key \"nodes\" in [exclude]");
+}
+
+static void test_bad_numbers(void **state) {
+        expect_error(state, "[daemon]\nsettle_ms = -5\n", 2, "expected a whole number from 1 to 10000, got \"-5\"");
+        expect_error(state, "[daemon]\nsettle_ms = 99999999999999999999\n", 2, "out of range (1..10000)");
+        expect_error(state, "[daemon]\nsettle_ms = 4294967296\n", 2, "out of range");
+        expect_error(state, "[daemon]\nsettle_ms = 30ms\n", 2, "got \"30ms\"");
+        expect_error(state, "[daemon]\nsettle_ms = 0\n", 2, "settle_ms = 0 is out of range");
+        expect_error(state, "[daemon]\nsettle_ms = 10001\n", 2, "out of range");
+        expect_error(state, "[daemon]\nsettle_ms =\n", 2, "expected a whole number");
+        expect_error(state, "[daemon]\nmax_wait_ms = 60001\n", 2, "out of range");
+        expect_error(state, "[daemon]\nmax_concurrent_writes = 65\n", 2, "out of range (1..64)");
+        expect_error(state, "[daemon]\nretries = 101\n", 2, "out of range (0..100)");
+        expect_error(state, "[daemon]\nretry_backoff_ms = 0x10\n", 2, "got \"0x10\"");
+        expect_error(state, "[daemon]\nnode_link_wait_ms = 5001\n", 2, "out of range (0..5000)");
+        expect_error(state, "[zones]\nmovable_ratio = 10001\n", 2, "out of range (0..10000)");
+        expect_error(state, "[device d]\nmin_size = 16X\n", 2, "expected a size");
+        expect_error(state, "[device d]\nmin_size = -1G\n", 2, "expected a size");
+        expect_error(state, "[device d]\nmin_size = 99999999999T\n", 2, "out of range");
+        expect_error(state, "[device d]\nmatch_region = regionX\n", 2, "expected a region id");
+        expect_error(state, "[device d]\nmatch_node = 1024\n", 2, "out of range (0..1023)");
+        expect_error(state, "[node 1024]\nzone = skip\n", 1, "out of range");
+        expect_error(state, "[node -1]\nzone = skip\n", 1, "expected a NUMA node number");
+        expect_error(state, "[exclude]\nblock = memoryX\n", 2, "expected a memory block");
+}
+
+static void test_bad_values(void **state) {
+        expect_error(state, "[zones]\ndefault = movable\n", 2,
+                     "expected online, online_movable, online_kernel or skip, got \"movable\"");
+        expect_error(state, "[zones]\ndefault = unset\n", 2, "got \"unset\"");
+        expect_error(state, "[zones]\nratio_per_node = maybe\n", 2, "expected yes or no");
+        expect_error(state, "[daemon]\nevent_source = netlink\n", 2, "expected udev or kernel");
+        expect_error(state, "[daemon]\nbanned_cpus = 0,a\n", 2, "expected a CPU list");
+        expect_error(state, "[daemon]\nbanned_cpus = 5-2\n", 2, "expected a CPU list");
+        expect_error(state, "[daemon]\nbanned_cpus = 9000\n", 2, "out of range");
+        expect_error(state, "[device d]\nmatch_device = pmem0\n", 2, "expected a dax device name");
+        expect_error(state, "[exclude]\ndevice = dax0\n", 2, "expected a dax device name");
+        expect_error(state, "[device d]\nmatch_namespace =\n", 2, "expected a namespace");
+}
+
+static void test_workers_values(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        expect_error(state, "[daemon]\nworkers = 0\n", 2, "out of range");
+        expect_error(state, "[daemon]\nworkers = 257\n", 2, "out of range");
+        expect_error(state, "[daemon]\nworkers = 0%\n", 2, "out of range (1%..100%)");
+        expect_error(state, "[daemon]\nworkers = 101%\n", 2, "out of range");
+        expect_error(state, "[daemon]\nworkers = x%\n", 2, "percentage like 50%");
+        expect_error(state, "[daemon]\nworkers = %\n", 2, "percentage like 50%");
+        expect_error(state, "[node 0]\nworkers = -1\n", 2, "percentage like 50%");
+
+        p = load_ok(state, "[daemon]\nworkers = 256\n[node 1]\nworkers = 100%\n");
+        assert_int_equal(p->workers.count, 256);
+        assert_int_equal(p->nodes[0].workers.percent, 100);
+        assert_int_equal(p->nodes[0].zone, ZONE_UNSET);
+}
+
+static void test_cross_checks(void **state) {
+        /* Reported at the later of the two lines. */
+        expect_error(state, "[daemon]\nmax_wait_ms = 20\nsettle_ms = 40\n", 3,
+                     "max_wait_ms = 20 is shorter than settle_ms = 40");
+        expect_error(state, "[daemon]\nsettle_ms = 40\n\nmax_wait_ms = 20\n", 4, "shorter than settle_ms");
+        expect_error(state, "[daemon]\nretry_backoff_max_ms = 2\n", 2,
+                     "retry_backoff_max_ms = 2 is shorter than retry_backoff_ms = 5");
+        /* A later key may repair an earlier one: checks run on the final values. */
+        {
+                _cleanup_policy_ struct policy *p =
+                        load_ok(state, "[daemon]\nmax_wait_ms = 20\nsettle_ms = 10\n");
+                assert_int_equal(p->max_wait_ms, 20);
+        }
+}
+
+static void test_ranges(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        p = load_ok(state,
+                    "[range 4G+2G]\nzone = skip\n"
+                    "[range 0x180000000 - 0x1ffffffff]\nzone = online\n"
+                    "[range 1024m+512M]\nzone = online_kernel\n"
+                    "[range 0+1M]\nzone = skip\n"
+                    "[range 17179869184-18253611007]\nzone = skip\n");
+        assert_int_equal(p->n_ranges, 5);
+        assert_int_equal(p->ranges[0].start, 4 * GiB);
+        assert_int_equal(p->ranges[0].end, 6 * GiB);
+        assert_int_equal(p->ranges[1].start, 0x180000000);
+        assert_int_equal(p->ranges[1].end, 0x200000000);
+        assert_int_equal(p->ranges[2].start, GiB);
+        assert_int_equal(p->ranges[2].end, GiB + GiB / 2);
+        assert_int_equal(p->ranges[3].start, 0);
+        assert_int_equal(p->ranges[3].end, 1 << 20);
+        assert_int_equal(p->ranges[4].start, 16 * GiB);
+        assert_int_equal(p->ranges[4].end, 17 * GiB);
+        assert_int_equal(p->ranges[4].line, 9);
+
+        expect_error(state, "[range 6G-0x17fffffff]\nzone = skip\n", 1, "inverted");
+        expect_error(state, "[range 4G+2G]\nzone = skip\n\n[range 5G+2G]\nzone = skip\n", 4,
+                     "overlaps [range 0x100000000-0x17fffffff] at line 1");
+        expect_error(state, "[range 4G+2G]\nzone = skip\n[range 2G-0x13fffffff]\nzone = skip\n", 3,
+                     "at line 1");
+        /* Touching ranges do not overlap (end is exclusive). */
+        {
+                _cleanup_policy_ struct policy *q =
+                        load_ok(state, "[range 4G+2G]\nzone = skip\n[range 6G+2G]\nzone = skip\n");
+                assert_int_equal(q->n_ranges, 2);
+        }
+        expect_error(state, "[range 4G-6G]\nzone = skip\n", 1, "did you mean 0x17fffffff");
+        expect_error(state, "[range 4G+0]\nzone = skip\n", 1, "is empty");
+        expect_error(state, "[range 4G+1000]\nzone = skip\n", 1, "1 MiB boundary");
+        expect_error(state, "[range 4097+1G]\nzone = skip\n", 1, "not 1 MiB aligned");
+        expect_error(state, "[range 4G]\nzone = skip\n", 1, "expected START-END");
+        expect_error(state, "[range 4Q+1G]\nzone = skip\n", 1, "expected START-END");
+        expect_error(state, "[range 0xffffffffffffffff+1G]\nzone = skip\n", 1, "out of range");
+        expect_error(state, "[range 16777216T+1G]\nzone = skip\n", 1, "out of range");
+        expect_error(state, "[range 0-0xffffffffffffffff]\nzone = skip\n", 1, "out of range");
+        expect_error(state, "[range 4G+1G]\n\n# only a comment\n", 1, "has no zone key");
+        expect_error(state, "[exclude]\nnode = 1\nrange = 4G-5G\n", 3, "range \"4G-5G\": END is the last byte");
+}
+
+static void test_rule_sections(void **state) {
+        expect_error(state, "[node 2]\nzone = skip\n[node 1]\nzone = skip\n[node 2]\nworkers = 2\n", 5,
+                     "duplicate section [node 2], first at line 1");
+        expect_error(state, "[device a]\nconvert = yes\n[device a]\nconvert = no\n", 3,
+                     "duplicate section [device a], first at line 1");
+        expect_error(state, "[node 3]\n[daemon]\n", 1, "[node 3] sets neither zone nor workers");
+        expect_error(state, "[daemon]\n[device x]\nmatch_device = dax0.0\n", 2, "sets neither zone nor convert");
+}
+
+static void test_exclusions_accumulate(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        p = load_ok(state,
+                    "[exclude]\n"
+                    "node = 3\n"
+                    "node = 4\n"
+                    "block = 7\n"
+                    "[daemon]\n"
+                    "settle_ms = 30\n"
+                    "[exclude]\n"
+                    "BLOCK = memory8\n"
+                    "range = 0x200000000-0x23fffffff\n"
+                    "range = 0x200000000+1G\n"      /* overlapping exclusions are fine */
+                    "device = dax2.1\n"
+                    "device = dax2.1\n");
+        assert_int_equal(p->n_exclusions, 8);
+        assert_int_equal(p->exclusions[0].kind, EXCLUDE_NODE);
+        assert_int_equal(p->exclusions[0].node, 3);
+        assert_int_equal(p->exclusions[1].node, 4);
+        assert_int_equal(p->exclusions[1].line, 3);
+        assert_int_equal(p->exclusions[2].kind, EXCLUDE_BLOCK);
+        assert_int_equal(p->exclusions[2].start, 7);
+        assert_int_equal(p->exclusions[3].kind, EXCLUDE_BLOCK);
+        assert_int_equal(p->exclusions[3].start, 8);
+        assert_int_equal(p->exclusions[3].line, 8);
+        assert_int_equal(p->exclusions[4].kind, EXCLUDE_RANGE);
+        assert_int_equal(p->exclusions[4].end, 0x240000000);
+        assert_int_equal(p->exclusions[5].end, 0x240000000);
+        assert_int_equal(p->exclusions[6].kind, EXCLUDE_DEVICE);
+        assert_string_equal(p->exclusions[7].device, "dax2.1");
+        assert_int_equal(p->exclusions[7].line, 12);
+}
+
+static void test_workers_for_node(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        (void) state;
+        assert_int_equal(policy_new_default(&p), 0);
+        assert_int_equal(policy_workers_for_node(p, 0, 8), 1);
+        assert_int_equal(policy_workers_for_node(p, 0, 0), 1);
+
+        p->workers = (struct worker_count) { .count = 4 };
+        assert_int_equal(policy_workers_for_node(p, 0, 8), 4);
+        assert_int_equal(policy_workers_for_node(p, 0, 2), 2);       /* capped at usable cores */
+        assert_int_equal(policy_workers_for_node(p, 0, 0), 1);       /* unpinned */
+
+        p->workers = (struct worker_count) { .percent = 50 };
+        assert_int_equal(policy_workers_for_node(p, 0, 8), 4);
+        assert_int_equal(policy_workers_for_node(p, 0, 3), 2);       /* 1.5 rounds up */
+        assert_int_equal(policy_workers_for_node(p, 0, 1), 1);
+        p->workers = (struct worker_count) { .percent = 1 };
+        assert_int_equal(policy_workers_for_node(p, 0, 8), 1);       /* at least 1 */
+        assert_int_equal(policy_workers_for_node(p, 0, 101), 2);
+        p->workers = (struct worker_count) { .percent = 100 };
+        assert_int_equal(policy_workers_for_node(p, 0, 6), 6);
+        assert_int_equal(policy_workers_for_node(p, 0, 4096), 4096);
+
+        /* A node rule overrides, but only for its node and only with workers set. */
+        policy_free(TAKE_PTR(p));
+        p = load_ok(state,
+                    "[daemon]\nworkers = 25%\n"
+                    "[node 1]\nworkers = 3\n"
+                    "[node 2]\nzone = online_kernel\n"
+                    "[node 3]\nworkers = 75%\n");
+        assert_int_equal(policy_workers_for_node(p, 0, 8), 2);
+        assert_int_equal(policy_workers_for_node(p, 1, 8), 3);
+        assert_int_equal(policy_workers_for_node(p, 1, 2), 2);
+        assert_int_equal(policy_workers_for_node(p, 2, 8), 2);
+        assert_int_equal(policy_workers_for_node(p, 3, 8), 6);
+        assert_int_equal(policy_workers_for_node(p, 3, 0), 1);
+}
+
+static void test_missing_file(void **state) {
+        _cleanup_free_ char *path = NULL;
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+
+        assert_true(asprintf(&path, "%s/does-not-exist.conf", (const char *) *state) > 0);
+        assert_int_equal(policy_load(path, &p, &err), -ENOENT);
+        assert_ptr_equal(p, SENTINEL);
+        assert_string_equal(err.file, path);
+        assert_int_equal(err.line, 0);
+        /* A NULL error pointer is allowed. */
+        assert_int_equal(policy_load(path, &p, NULL), -ENOENT);
+        assert_ptr_equal(p, SENTINEL);
+}
+
+static void test_not_text(void **state) {
+        static const char nul[] = "[daemon]\nsettle_ms = 30\nretries\0 = 5\n";
+        _cleanup_free_ char *path = write_conf(state, "nul.conf", nul, sizeof(nul) - 1);
+        _cleanup_free_ char *big = NULL, *bigpath = NULL, *longline = NULL;
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+        size_t n = 1024 * 1024 + 1;
+
+        assert_int_equal(policy_load(path, &p, &err), -EINVAL);
+        assert_ptr_equal(p, SENTINEL);
+        assert_int_equal(err.line, 3);
+        assert_non_null(strstr(err.reason, "NUL"));
+
+        /* Over 1 MiB, even if it is all comments. */
+        big = malloc(n);
+        assert_non_null(big);
+        memset(big, '#', n);
+        for (size_t i = 80; i < n; i += 80)
+                big[i] = '\n';
+        bigpath = write_conf(state, "big.conf", big, n);
+        assert_int_equal(policy_load(bigpath, &p, &err), -EINVAL);
+        assert_ptr_equal(p, SENTINEL);
+        assert_int_equal(err.line, 0);
+        assert_non_null(strstr(err.reason, "1 MiB"));
+        /* Exactly 1 MiB is fine. */
+        free(bigpath);
+        bigpath = write_conf(state, "big.conf", big, n - 1);
+        assert_int_equal(policy_load(bigpath, &p, &err), 0);
+        policy_free(p);
+        p = SENTINEL;
+
+        /* Long comments are fine, a long value line is not. */
+        assert_true(asprintf(&longline, "[daemon]\n#%0300d\nbanned_cpus = 1%0300d\n", 0, 0) > 0);
+        expect_error(state, longline, 3, "too long");
+
+        /* A directory is no config file. */
+        assert_int_equal(policy_load((const char *) *state, &p, &err), -EISDIR);
+        assert_ptr_equal(p, SENTINEL);
+}
+
+static void test_zone_strings(void **state) {
+        static const struct {
+                const char *s;
+                enum zone z;
+        } table[] = {
+                { "skip", ZONE_SKIP },
+                { "online", ZONE_ONLINE },
+                { "online_movable", ZONE_MOVABLE },
+                { "online_kernel", ZONE_KERNEL },
+        };
+        enum zone z = ZONE_UNSET;
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                assert_int_equal(zone_from_string(table[i].s, &z), 0);
+                assert_int_equal(z, table[i].z);
+                assert_string_equal(zone_to_string(table[i].z), table[i].s);
+        }
+        z = ZONE_KERNEL;
+        assert_int_equal(zone_from_string("Online", &z), -EINVAL);
+        assert_int_equal(zone_from_string("unset", &z), -EINVAL);
+        assert_int_equal(zone_from_string("", &z), -EINVAL);
+        assert_int_equal(zone_from_string(NULL, &z), -EINVAL);
+        assert_int_equal(z, ZONE_KERNEL);
+        assert_null(zone_to_string((enum zone) 42));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_defaults),
+                cmocka_unit_test(test_shipped_conf),
+                cmocka_unit_test_setup_teardown(test_shipped_examples, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_full_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_structure_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_numbers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_workers_values, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cross_checks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rule_sections, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_exclusions_accumulate, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_workers_for_node, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_not_text, setup, teardown),
+                cmocka_unit_test(test_zone_strings),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

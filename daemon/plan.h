@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "blocks.h"
 #include "policy.h"
@@ -16,7 +18,7 @@
 struct plan_item {
         struct mem_block *block;        /* borrowed from the block_set */
         enum zone zone;                 /* never ZONE_UNSET */
-        const char *reason;             /* static string: why this zone */
+        const char *reason;             /* why this zone: static, or owned by the plan */
         int worker;                     /* index into plan_group.cpus */
 };
 
@@ -35,6 +37,8 @@ struct plan {
         struct plan_item *skipped;      /* zone == ZONE_SKIP, not in any group */
         size_t n_skipped;
         size_t n_items;                 /* blocks to write */
+        char **reasons;                 /* formatted reasons the items point to */
+        size_t n_reasons;               /* slots in reasons (some may be NULL) */
 };
 
 int plan_build(const struct block_set *blocks, const struct topology *t, const struct policy *p,
@@ -43,5 +47,20 @@ void plan_free(struct plan *plan);
 void plan_freep(struct plan **plan);
 #define _cleanup_plan_ __attribute__((cleanup(plan_freep)))
 
-/* "block=memoryN node=N zone=Z cpu=N reason=..." lines, ascending block id. */
+/*
+ * "block=memoryN node=N zone=Z cpu=N reason=\"...\"" lines, ascending block
+ * id, followed by writer_node=N for blocks to write and device=NAME when the
+ * block is dax kmem memory. Returns 0 or -errno from the stream.
+ */
 int plan_print(const struct plan *plan, FILE *out);
+
+/*
+ * The first [device] rule, in file order, that matches a dax device.
+ * NULL arguments and region/node -1 mean "unknown"; a rule that names a
+ * criterion does not match an unknown value. size 0 = unknown: min_size
+ * then does not exclude. Used by the planner (block path) and by the
+ * devdax conversion decision.
+ */
+const struct device_rule *plan_match_device(const struct policy *p, const char *device,
+                                            const char *namespace_name, const char *namespace_uuid,
+                                            int region, int node, uint64_t size, bool on_pmem_region);

@@ -230,9 +230,12 @@ static void ratio_add_movable(struct ratio_totals *rt, int node, uint64_t size) 
  * auto_movable_can_online_movable): a block may go MOVABLE only if the
  * MOVABLE total including it stays within ratio% of KERNEL, checked
  * globally and, like memory_hotplug.auto_movable_numa_aware, per node.
- * Like the kernel (which counts only boot-time KERNEL_EARLY memory), a
- * block we put in a kernel zone does not raise the budget: the kernel
- * totals stay those the topology read.
+ * The kernel measures against KERNEL_EARLY (boot memory in kernel zones),
+ * so hot-added kernel memory never buys more MOVABLE; likewise a block we
+ * plan into a kernel zone does not raise the budget here, and the kernel
+ * totals stay those the topology read (all online kernel-zone memory: we
+ * cannot tell boot from hot-added memory in sysfs). Blocks are taken in
+ * ascending id order so the cut is deterministic.
  */
 static bool ratio_guard_allows(const struct policy *p, const struct ratio_totals *rt, int node, uint64_t size) {
         if (!ratio_allows(rt->kernel, rt->movable, size, p->movable_ratio))

@@ -348,7 +348,7 @@ static int attribution_collect(struct attribution *a, const struct plan_item *it
                 r |= list_add_unique(&a->device, b->device);
                 r |= list_add_unique(&a->namespace_name, b->namespace_name);
                 if (b->region >= 0) {
-                        snprintf(region, sizeof(region), "region%d", b->region);
+                        snprintf(region, sizeof(region), "%d", b->region);
                         r |= list_add_unique(&a->region, region);
                 }
         }

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "report.h"
+#include "sysfs.h"
 #include "util.h"
 
 #define MIB (1ULL << 20)
@@ -325,6 +326,59 @@ static void fixture_init(struct fixture *f, size_t n0, size_t n1, uint64_t id0, 
         };
 }
 
+/*
+ * Two nodes: node0 memory16-20, four written, one onlined by someone else;
+ * node2 (CPU-less, written from node1) memory40 ok, memory41 EBUSY,
+ * memory42 stopped, all three on pmem.
+ */
+static void fixture_mixed(struct fixture *f) {
+        fixture_init(f, 5, 3, 16, 40);
+        for (size_t i = 0; i < 4; i++)
+                f->bres[i].usec = f->lat0[i] = 100 * (i + 1);
+        f->bres[4].already_online = true;
+        f->bres[4].usec = 0;
+        f->gres[0].zones_used = 1U << ZONE_MOVABLE;
+        f->gres[0].cpus_used = (char *) "0-1";
+        f->gres[0].blocks = 4;
+        f->gres[0].bytes = 4 * BS;
+        f->gres[0].start_usec = 1000000;
+        f->gres[0].end_usec = 1500000;
+        f->gres[0].lat_sorted = f->lat0;
+        f->gres[0].n_lat = 4;
+
+        for (size_t i = 5; i < 8; i++)
+                f->bres[i].zone = f->items[i].zone = ZONE_ONLINE;
+        f->bres[5].usec = f->lat1[0] = 1000;
+        f->bres[6].error = -EBUSY;
+        f->bres[6].attempts = 6;
+        f->bres[6].usec = 0;
+        f->bres[7] = (struct block_result) {
+                .id = 42, .node = 2, .zone = ZONE_ONLINE, .error = -ECANCELED, .cpu = -1, .not_attempted = true,
+        };
+        f->gres[1].zones_used = 1U << ZONE_ONLINE;
+        f->gres[1].cpus_used = (char *) "4";
+        f->gres[1].blocks = 1;
+        f->gres[1].failed = 1;
+        f->gres[1].bytes = BS;
+        f->gres[1].start_usec = 1200000;
+        f->gres[1].end_usec = 2000000;
+        f->gres[1].lat_sorted = f->lat1;
+        f->gres[1].n_lat = 1;
+        for (size_t i = 5; i < 8; i++) {
+                f->blocks[i].device = (char *) (i < 7 ? "dax0.0" : "dax1.0");
+                f->blocks[i].namespace_name = (char *) (i < 7 ? "namespace0.0" : "namespace1.0");
+                f->blocks[i].region = i < 7 ? 0 : 1;
+        }
+
+        f->res.failed = 1;
+        f->res.bytes = 5 * BS;
+        f->res.start_usec = 1000000;
+        f->res.end_usec = 2000000;
+        f->plan.skipped = f->skipped;
+        f->plan.n_skipped = 2;
+
+}
+
 static void test_batch_records(void **state) {
         struct batch_info info = {
                 .trigger = "udev", .first_event_usec = 500000, .cpu_usec = 1234, .block_size = BS,
@@ -335,54 +389,7 @@ static void test_batch_records(void **state) {
         size_t n;
         char msg[256];
 
-        /* node0: memory16-20, four written, one onlined by someone else. */
-        fixture_init(&f, 5, 3, 16, 40);
-        for (size_t i = 0; i < 4; i++)
-                f.bres[i].usec = f.lat0[i] = 100 * (i + 1);
-        f.bres[4].already_online = true;
-        f.bres[4].usec = 0;
-        f.gres[0].zones_used = 1U << ZONE_MOVABLE;
-        f.gres[0].cpus_used = (char *) "0-1";
-        f.gres[0].blocks = 4;
-        f.gres[0].bytes = 4 * BS;
-        f.gres[0].start_usec = 1000000;
-        f.gres[0].end_usec = 1500000;
-        f.gres[0].lat_sorted = f.lat0;
-        f.gres[0].n_lat = 4;
-
-        /* node2 (CPU-less, written from node1): memory40 ok, memory41 EBUSY, memory42 stopped. */
-        for (size_t i = 5; i < 8; i++)
-                f.bres[i].zone = f.items[i].zone = ZONE_ONLINE;
-        f.bres[5].usec = f.lat1[0] = 1000;
-        f.bres[6].error = -EBUSY;
-        f.bres[6].attempts = 6;
-        f.bres[6].usec = 0;
-        f.bres[7] = (struct block_result) {
-                .id = 42, .node = 2, .zone = ZONE_ONLINE, .error = -ECANCELED, .cpu = -1, .not_attempted = true,
-        };
-        f.gres[1].zones_used = 1U << ZONE_ONLINE;
-        f.gres[1].cpus_used = (char *) "4";
-        f.gres[1].blocks = 1;
-        f.gres[1].failed = 1;
-        f.gres[1].bytes = BS;
-        f.gres[1].start_usec = 1200000;
-        f.gres[1].end_usec = 2000000;
-        f.gres[1].lat_sorted = f.lat1;
-        f.gres[1].n_lat = 1;
-        /* pmem attribution of node2's blocks */
-        for (size_t i = 5; i < 8; i++) {
-                f.blocks[i].device = (char *) (i < 7 ? "dax0.0" : "dax1.0");
-                f.blocks[i].namespace_name = (char *) (i < 7 ? "namespace0.0" : "namespace1.0");
-                f.blocks[i].region = i < 7 ? 0 : 1;
-        }
-
-        f.res.failed = 1;
-        f.res.bytes = 5 * BS;
-        f.res.start_usec = 1000000;
-        f.res.end_usec = 2000000;
-        f.plan.skipped = f.skipped;
-        f.plan.n_skipped = 2;
-
+        fixture_mixed(&f);
         capture_open(&c);
         c.r.batch_seq = 6;
         assert_int_equal(report_batch(&c.r, &info, &f.plan, &f.res), 0);
@@ -415,7 +422,7 @@ static void test_batch_records(void **state) {
         assert_field(&p[0], "MEMONLINE_NOT_ATTEMPTED", "1");
         assert_field(&p[0], "MEMONLINE_DEVICE", "dax0.0,dax1.0");
         assert_field(&p[0], "MEMONLINE_NAMESPACE", "namespace0.0,namespace1.0");
-        assert_field(&p[0], "MEMONLINE_REGION", "region0,region1");
+        assert_field(&p[0], "MEMONLINE_REGION", "0,1");
 
         /* node0 */
         assert_field(&p[1], "MESSAGE_ID", MESSAGE_ID_NODE);
@@ -456,7 +463,7 @@ static void test_batch_records(void **state) {
         assert_field(&p[2], "MEMONLINE_P50_USEC", "1000");
         assert_field(&p[2], "MEMONLINE_NOT_ATTEMPTED", "1");
         assert_field(&p[2], "MEMONLINE_DEVICE", "dax0.0,dax1.0");
-        assert_field(&p[2], "MEMONLINE_REGION", "region0,region1");
+        assert_field(&p[2], "MEMONLINE_REGION", "0,1");
 
         /* The failure: memory41 only; the stopped block is not a failure. */
         assert_field(&p[3], "MESSAGE_ID", MESSAGE_ID_FAILURE);
@@ -470,7 +477,7 @@ static void test_batch_records(void **state) {
         assert_field(&p[3], "MEMONLINE_ATTEMPTS", "6");
         assert_field(&p[3], "MEMONLINE_DEVICE", "dax0.0");
         assert_field(&p[3], "MEMONLINE_NAMESPACE", "namespace0.0");
-        assert_field(&p[3], "MEMONLINE_REGION", "region0");
+        assert_field(&p[3], "MEMONLINE_REGION", "0");
         snprintf(msg, sizeof(msg), "Failed to online memory41 (node 2) as online after 6 attempts: %s",
                  strerror(EBUSY));
         assert_field(&p[3], "MESSAGE", msg);
@@ -591,6 +598,63 @@ static void test_mismatch(void **state) {
         fixture_free(&f);
 }
 
+/* Every MEMONLINE_ field a record carries is explained in its catalog entry. */
+static void test_catalog(void **state) {
+        struct batch_info info = {
+                .trigger = "udev", .first_event_usec = 500000, .cpu_usec = 1234, .block_size = BS,
+        };
+        const char *srcdir = getenv("top_srcdir");
+        const char *ids[] = {
+                MESSAGE_ID_BATCH, MESSAGE_ID_NODE, MESSAGE_ID_FAILURE, MESSAGE_ID_DEVICE,
+                MESSAGE_ID_CONFIG, MESSAGE_ID_CONFLICT, MESSAGE_ID_STARTED, MESSAGE_ID_RATIO,
+        };
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        struct fixture f;
+        struct capture c;
+        struct parsed p[8];
+        size_t n;
+
+        if (!srcdir)
+                skip();
+        assert_true(asprintf(&path, "%s/catalog/memonlined.catalog", srcdir) > 0);
+        assert_int_equal(read_full_file(path, &text, NULL), 0);
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                char head[64];
+                const char *sec;
+
+                snprintf(head, sizeof(head), "\n-- %s\nSubject: ", ids[i]);
+                sec = strstr(text, head);
+                if (!sec)
+                        fail_msg("no catalog entry for %s", ids[i]);
+                assert_null(strstr(sec + 1, head));
+        }
+
+        fixture_mixed(&f);
+        capture_open(&c);
+        assert_int_equal(report_batch(&c.r, &info, &f.plan, &f.res), 0);
+        n = parse_output(c.out, p, ELEMENTSOF(p));
+        assert_int_equal(n, 4);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *section = NULL;
+                const char *id = get(&p[i], "MESSAGE_ID"), *start, *end;
+                char head[64];
+
+                assert_non_null(id);
+                snprintf(head, sizeof(head), "\n-- %s\n", id);
+                start = strstr(text, head);
+                assert_non_null(start);
+                end = strstr(start + 1, "\n-- ");
+                section = strndup(start, end ? (size_t) (end - start) : strlen(start));
+                for (size_t k = 0; k < p[i].n; k++)
+                        if (startswith(p[i].key[k], "MEMONLINE_") && !strstr(section, p[i].key[k]))
+                                fail_msg("%s is not documented in the catalog entry %s", p[i].key[k], id);
+                parsed_free(&p[i]);
+        }
+        capture_close(&c);
+        fixture_free(&f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_log_target),
@@ -603,6 +667,7 @@ int main(void) {
                 cmocka_unit_test(test_zero_duration),
                 cmocka_unit_test(test_zero_blocks),
                 cmocka_unit_test(test_mismatch),
+                cmocka_unit_test(test_catalog),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

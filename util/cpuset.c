@@ -66,7 +66,8 @@ int cpulist_parse(const char *s, struct bitmask **ret) {
 
         while (isspace((unsigned char) *p))
                 p++;
-        while (*p && *p != '\n') {
+        /* Ranges separated by commas; only white space may follow the last one. */
+        while (*p) {
                 unsigned a, b;
 
                 r = parse_cpu(&p, &a);
@@ -83,13 +84,19 @@ int cpulist_parse(const char *s, struct bitmask **ret) {
                 }
                 for (unsigned i = a; i <= b; i++)
                         numa_bitmask_setbit(m, i);
-                if (*p == ',')
-                        p++;
-                else if (*p && *p != '\n' && !isspace((unsigned char) *p))
-                        return -EINVAL;
-                while (*p == ' ' || *p == '\t')
-                        p++;
+                /* Config files may say "0, 8": blanks around commas are fine. */
+                p += strspn(p, " \t");
+                if (*p != ',')
+                        break;
+                p++;
+                p += strspn(p, " \t");
+                if (!*p)
+                        return -EINVAL;         /* trailing comma */
         }
+        while (isspace((unsigned char) *p))
+                p++;
+        if (*p)
+                return -EINVAL;
         *ret = TAKE_PTR(m);
         return 0;
 }

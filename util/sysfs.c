@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -126,5 +127,51 @@ int sysfs_write(const char *root, const char *rel, const char *value) {
                 return -errno;
         if ((size_t) n != len)
                 return -EIO;
+        return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64_t **ret_ids, size_t *ret_n) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t n = 0, allocated = 0, plen = strlen(prefix);
+        int r;
+
+        r = sysfs_path(&path, root, "%s", rel);
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        for (;;) {
+                struct dirent *de;
+                uint64_t id;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno != 0)
+                                return -errno;
+                        break;
+                }
+                if (strncmp(de->d_name, prefix, plen) != 0 || !isdigit((unsigned char) de->d_name[plen]))
+                        continue;
+                if (parse_u64(de->d_name + plen, 10, &id) < 0)
+                        continue;
+                if (GROW(ids, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                ids[n++] = id;
+        }
+        /* readdir order is arbitrary, and memory10 sorts before memory9 as text. */
+        if (n > 0)
+                qsort(ids, n, sizeof(*ids), cmp_u64);
+        *ret_ids = TAKE_PTR(ids);
+        *ret_n = n;
         return 0;
 }

@@ -20,5 +20,12 @@ int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_va
 /* Write value to an attribute with a single write(). -errno on failure. */
 int sysfs_write(const char *root, const char *rel, const char *value);
 
+/*
+ * Numeric suffixes of the entries "<prefix><digits>" in directory <root>/<rel>
+ * ("cpu" matches cpu0 but not cpufreq), sorted ascending. -errno if the
+ * directory cannot be read.
+ */
+int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64_t **ret_ids, size_t *ret_n);
+
 /* Read the whole file at an absolute path (small files only). */
 int read_full_file(const char *path, char **ret_value, size_t *ret_size);

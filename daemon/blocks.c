@@ -1,2 +1,201 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* PLACEHOLDER: not written yet */
+#include <ctype.h>
+#include "blocks.h"
+#include "sysfs.h"
+#include "topology.h"
+#include "util.h"
+
+#define MEMORY_DIR "devices/system/memory"
+
+void mem_block_done(struct mem_block *b) {
+        free(b->device);
+        free(b->namespace_name);
+        free(b->namespace_uuid);
+        b->device = b->namespace_name = b->namespace_uuid = NULL;
+}
+
+void block_set_clear(struct block_set *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n; i++)
+                mem_block_done(&s->blocks[i]);
+        free(s->blocks);
+        s->blocks = NULL;
+        s->n = s->allocated = 0;
+}
+
+static const char *const state_names[] = {
+        [BLOCK_STATE_OFFLINE] = "offline",
+        [BLOCK_STATE_ONLINE] = "online",
+        [BLOCK_STATE_GOING_OFFLINE] = "going-offline",
+};
+
+enum block_state block_state_from_string(const char *s) {
+        if (!s)
+                return BLOCK_STATE_UNKNOWN;
+        for (size_t i = 0; i < ELEMENTSOF(state_names); i++)
+                if (state_names[i] && streq(s, state_names[i]))
+                        return (enum block_state) i;
+        return BLOCK_STATE_UNKNOWN;
+}
+
+const char *block_state_to_string(enum block_state s) {
+        if ((size_t) s < ELEMENTSOF(state_names) && state_names[s])
+                return state_names[s];
+        return "unknown";
+}
+
+int block_id_from_name(const char *name, uint64_t *ret) {
+        /* Strict: "memory" then digits only, no sign or space. */
+        if (!name || !startswith(name, "memory") || !isdigit((unsigned char) name[6]))
+                return -EINVAL;
+        return parse_u64(name + 6, 10, ret);
+}
+
+/*
+ * valid_zones is a space separated list of zone names. DMA, DMA32 and
+ * Normal are all kernel zones; "none" (a block spanning zones) and
+ * unknown names set no bit.
+ */
+static unsigned valid_zones_parse(const char *s) {
+        unsigned bits = 0;
+
+        while (*s) {
+                size_t n;
+
+                s += strspn(s, " \t\n");
+                n = strcspn(s, " \t\n");
+                if (n == 0)
+                        break;
+                if ((n == 6 && strncmp(s, "Normal", n) == 0) ||
+                    (n == 3 && strncmp(s, "DMA", n) == 0) ||
+                    (n == 5 && strncmp(s, "DMA32", n) == 0))
+                        bits |= VALID_NORMAL;
+                else if (n == 7 && strncmp(s, "Movable", n) == 0)
+                        bits |= VALID_MOVABLE;
+                s += n;
+        }
+        return bits;
+}
+
+/* The lowest nodeK entry in memoryN/. Old kernels could link one block to several nodes. */
+static int block_read_node(const char *root, uint64_t id, int *ret_node) {
+        _cleanup_free_ uint64_t *nodes = NULL;
+        char rel[128];
+        size_t n;
+        int r;
+
+        if ((size_t) snprintf(rel, sizeof(rel), MEMORY_DIR "/memory%llu", (unsigned long long) id) >= sizeof(rel))
+                return -ENAMETOOLONG;
+        r = sysfs_list_ids(root, rel, "node", &nodes, &n);
+        if (r < 0)
+                return r;
+        *ret_node = n > 0 && nodes[0] <= INT32_MAX ? (int) nodes[0] : NODE_NONE;
+        return 0;
+}
+
+/* Read memoryN/<attr>; the relative path always fits, so no allocation for it. */
+static int block_attr_read(const char *root, uint64_t id, const char *attr, char **ret) {
+        char rel[128];
+
+        if ((size_t) snprintf(rel, sizeof(rel), MEMORY_DIR "/memory%llu/%s", (unsigned long long) id, attr) >= sizeof(rel))
+                return -ENAMETOOLONG;
+        return sysfs_read(root, rel, ret);
+}
+
+/* Read the block's state only; -ENOENT if the block is gone. */
+static int block_read_state(const char *root, uint64_t id, enum block_state *ret) {
+        _cleanup_free_ char *s = NULL;
+        int r;
+
+        r = block_attr_read(root, id, "state", &s);
+        if (r < 0)
+                return r;
+        *ret = block_state_from_string(s);
+        return 0;
+}
+
+/* Everything but the state, which the caller has read already. */
+static int block_read_rest(const char *root, uint64_t block_size, uint64_t id, enum block_state state,
+                           struct mem_block *ret) {
+        _cleanup_free_ char *zones = NULL, *removable = NULL;
+        struct mem_block b = {
+                .id = id,
+                .phys_start = id * block_size,
+                .state = state,
+                .node = NODE_NONE,
+                .region = -1,
+        };
+        int r;
+
+        r = block_read_node(root, id, &b.node);
+        if (r < 0)
+                return r;
+
+        /* valid_zones needs CONFIG_MEMORY_HOTREMOVE; without it the zones are unknown. */
+        r = block_attr_read(root, id, "valid_zones", &zones);
+        if (r >= 0)
+                b.valid_zones = valid_zones_parse(zones);
+        else if (r != -ENOENT)
+                return r;
+
+        /* Deprecated attribute, gone on some kernels: absent means not known removable. */
+        r = block_attr_read(root, id, "removable", &removable);
+        if (r >= 0)
+                b.removable = streq(removable, "1");
+        else if (r != -ENOENT)
+                return r;
+
+        *ret = b;
+        return 0;
+}
+
+int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct mem_block *ret) {
+        enum block_state state;
+        int r;
+
+        r = block_read_state(sysfs_root, id, &state);
+        if (r < 0)
+                return r;
+        return block_read_rest(sysfs_root, block_size, id, state, ret);
+}
+
+int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state want, struct block_set *set) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n_ids, n_before = set->n;
+        int r;
+
+        /* Sorted by number: memory10 must come after memory9. */
+        r = sysfs_list_ids(sysfs_root, MEMORY_DIR, "memory", &ids, &n_ids);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < n_ids; i++) {
+                enum block_state state;
+                struct mem_block b;
+
+                r = block_read_state(sysfs_root, ids[i], &state);
+                if (r == -ENOENT)
+                        continue;       /* removed since readdir */
+                if (r < 0)
+                        goto fail;
+                if (want != BLOCK_STATE_UNKNOWN && state != want)
+                        continue;
+                r = block_read_rest(sysfs_root, block_size, ids[i], state, &b);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        goto fail;
+                if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                set->blocks[set->n++] = b;
+        }
+        return 0;
+
+fail:
+        /* Leave the set as the caller gave it. */
+        set->n = n_before;
+        return r;
+}

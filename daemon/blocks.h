@@ -46,6 +46,7 @@ struct block_set {
 };
 
 void block_set_clear(struct block_set *s);   /* frees contents, keeps struct */
+void mem_block_done(struct mem_block *b);    /* frees one block's owned strings */
 
 enum block_state block_state_from_string(const char *s);
 const char *block_state_to_string(enum block_state s);

@@ -30,7 +30,6 @@
 #include "util.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
-#define DAXCTL_CONFDIR SYSCONFDIR "/daxctl.conf.d"
 #define NODE_LINK_POLL_USEC (5 * USEC_PER_MSEC)
 
 /* One unit of work for the runner thread. */
@@ -176,8 +175,7 @@ static void resolve_nodes(struct context *c, const struct policy *p, const struc
                         if (block_read(c->sysfs_root, t->block_size, b->id, &fresh) == 0) {
                                 if (fresh.node != NODE_NONE)
                                         b->node = fresh.node;
-                                struct block_set one = { .blocks = &fresh, .n = 1, .allocated = 1 };
-                                block_set_clear(&one);
+                                mem_block_done(&fresh);
                         }
                         if (b->node == NODE_NONE)
                                 missing++;
@@ -230,14 +228,12 @@ static int collect_blocks(struct context *c, const struct job *j, uint64_t block
                         continue;
                 }
                 if (b.state != BLOCK_STATE_OFFLINE) {
-                        struct block_set one = { .blocks = &b, .n = 1, .allocated = 1 };
-                        block_set_clear(&one);
+                        mem_block_done(&b);
                         continue;
                 }
                 b.event_usec = j->first_event_usec;
                 if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
-                        struct block_set one = { .blocks = &b, .n = 1, .allocated = 1 };
-                        block_set_clear(&one);
+                        mem_block_done(&b);
                         return -ENOMEM;
                 }
                 set->blocks[set->n++] = b;
@@ -355,7 +351,7 @@ static void handle_dax(struct context *c, struct job *j) {
 
                 if (!dev)
                         continue;       /* removed again */
-                r = pmem_decide(dev, j->policy, DAXCTL_CONFDIR, &d);
+                r = pmem_decide(dev, j->policy, PMEM_DAXCTL_CONFDIR, &d);
                 if (r < 0 || d.action != PMEM_ACTION_CONVERT) {
                         report_log(&c->reporter, LOG_INFO, NULL, "%s: not converting: %s", dev->name,
                                    r < 0 ? strerror(-r) : d.reason);
@@ -380,15 +376,14 @@ static void handle_dax(struct context *c, struct job *j) {
                         if (now) {
                                 for (size_t k = 0; k < now->n_ranges; k++)
                                         for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
-                                             a < now->ranges[k].start + now->ranges[k].size; a += t->block_size) {
+                                             a < now->ranges[k].end; a += t->block_size) {
                                                 struct mem_block b;
 
                                                 if (block_read(c->sysfs_root, t->block_size, a / t->block_size, &b) < 0)
                                                         continue;
                                                 if (b.state != BLOCK_STATE_OFFLINE ||
                                                     GROW(set.blocks, set.allocated, set.n + 1) < 0) {
-                                                        struct block_set one = { .blocks = &b, .n = 1, .allocated = 1 };
-                                                        block_set_clear(&one);
+                                                        mem_block_done(&b);
                                                         continue;
                                                 }
                                                 set.blocks[set.n++] = b;
@@ -444,7 +439,7 @@ static int run_job(struct context *c, struct job *j) {
         if (r < 0)
                 report_log(&c->reporter, LOG_DEBUG, NULL, "no dax attribution: %s", strerror(-r));
         if (c->dry_run) {
-                r = pmem_print_decisions(&devs, j->policy, DAXCTL_CONFDIR, stdout);
+                r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, stdout);
                 if (r < 0)
                         report_log(&c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
         }

@@ -298,7 +298,7 @@ int journal_report_parse_time(const char *s, uint64_t now, uint64_t *ret) {
 /* ---- small formatting helpers ---------------------------------------------- */
 
 /* Fixed-point without printf's %f, so a comma locale never leaks into JSON. */
-static const char *fmt_fixed(char *buf, size_t size, double v, unsigned decimals) {
+const char *format_fixed(char *buf, size_t size, double v, unsigned decimals) {
         uint64_t scale = 1, x;
         bool neg = v < 0;
 
@@ -337,7 +337,7 @@ static void fmt_iso_utc(char *buf, size_t size, uint64_t usec) {
         snprintf(buf, size, "%.24s.%06" PRIu64 "Z", s, (uint64_t) (usec % USEC_PER_SEC));
 }
 
-static void json_string(FILE *f, const char *s) {
+void json_write_string(FILE *f, const char *s) {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) (s ?: ""); *p; p++) {
                 switch (*p) {
@@ -358,7 +358,7 @@ static void json_string(FILE *f, const char *s) {
 
 static void json_kv_str(FILE *f, const char *key, const char *value) {
         fprintf(f, ",\"%s\":", key);
-        json_string(f, value);
+        json_write_string(f, value);
 }
 
 static void json_kv_u64(FILE *f, const char *key, uint64_t v) {
@@ -943,7 +943,7 @@ static void json_failure_fields(const struct jr *c, FILE *out, const struct fail
 
         fmt_iso_utc(t, sizeof(t), f->realtime);
         fputs("{\"time\":", out);
-        json_string(out, t);
+        json_write_string(out, t);
         json_kv_str(out, "host", c->hosts[f->host]);
         json_kv_str(out, "block", f->block);
         fprintf(out, ",\"node\":%d,\"errno\":%d", f->node, f->err);
@@ -963,7 +963,7 @@ static void json_counters(FILE *out, const struct counters *k) {
         json_kv_u64(out, "failed", k->failed);
         json_kv_u64(out, "skipped", k->skipped);
         json_kv_u64(out, "duration_usec", k->duration_usec);
-        fprintf(out, ",\"gibps\":%s", fmt_fixed(g, sizeof(g), counters_gibps(k), 3));
+        fprintf(out, ",\"gibps\":%s", format_fixed(g, sizeof(g), counters_gibps(k), 3));
         json_kv_u64(out, "p50_usec", k->p50_usec);
         json_kv_u64(out, "p99_usec", k->p99_usec);
         json_kv_u64(out, "max_usec", k->max_usec);
@@ -977,7 +977,7 @@ static void json_device(FILE *out, const struct jr *c, const struct devrec *d) {
 
         fmt_iso_utc(t, sizeof(t), d->realtime);
         fputs("{\"time\":", out);
-        json_string(out, t);
+        json_write_string(out, t);
         json_kv_str(out, "host", c->hosts[d->host]);
         json_kv_str(out, "device", d->device);
         if (d->namespace_name)
@@ -1000,7 +1000,7 @@ static void json_batch(FILE *out, const struct jr *c, const struct batch *b) {
         batch_totals(b, &k);
         fmt_iso_utc(t, sizeof(t), b->realtime);
         fputs("{\"type\":\"batch\",\"time\":", out);
-        json_string(out, t);
+        json_write_string(out, t);
         json_kv_str(out, "host", c->hosts[b->host]);
         json_kv_str(out, "boot_id", sd_id128_to_string(b->boot, boot));
         json_kv_u64(out, "pid", b->pid);
@@ -1159,9 +1159,9 @@ static int print_node_summary(FILE *out, const struct jr *c, const size_t *vis, 
                 if (show_host)
                         fprintf(out, "%-*s  ", (int) host_w, c->hosts[s->host]);
                 fprintf(out, "%4d %8" PRIu64 " %8" PRIu64 " %10s %10s %8s  ", s->node, s->batches, s->blocks,
-                        fmt_fixed(g1, sizeof(g1), (double) s->bytes / GIB, 2),
-                        fmt_fixed(g2, sizeof(g2), (double) s->usec / USEC_PER_SEC, 3),
-                        fmt_fixed(g3, sizeof(g3), r, 2));
+                        format_fixed(g1, sizeof(g1), (double) s->bytes / GIB, 2),
+                        format_fixed(g2, sizeof(g2), (double) s->usec / USEC_PER_SEC, 3),
+                        format_fixed(g3, sizeof(g3), r, 2));
                 print_bar(out, c, r, max);
                 fputc('\n', out);
         }
@@ -1220,8 +1220,8 @@ static int print_host_summary(FILE *out, const struct jr *c, const size_t *vis, 
                 if (batches == 0)
                         continue;
                 fprintf(out, "%-*s  %8" PRIu64 " %8" PRIu64 " %10s %13s", (int) host_w, c->hosts[h], batches, blocks,
-                        fmt_fixed(g1, sizeof(g1), (double) bytes / GIB, 2),
-                        medians[h] < 0 ? "-" : fmt_fixed(g2, sizeof(g2), medians[h], 2));
+                        format_fixed(g1, sizeof(g1), (double) bytes / GIB, 2),
+                        medians[h] < 0 ? "-" : format_fixed(g2, sizeof(g2), medians[h], 2));
                 if (h == slowest)
                         fprintf(out, "  %sslowest%s", on(c, ANSI_YELLOW), off(c));
                 fputc('\n', out);
@@ -1255,10 +1255,10 @@ static void print_devices(FILE *out, const struct jr *c, bool show_host, size_t 
                         fprintf(out, "%-*s  ", (int) host_w, c->hosts[d->host]);
                 fprintf(out, "%-10s %-14s %-8s %7" PRIu64 " %9s %8s %9s %8s\n", d->device ?: "-",
                         d->namespace_name ?: "-", d->region ?: "-", d->blocks,
-                        fmt_fixed(g1, sizeof(g1), (double) d->bytes / GIB, 2),
-                        fmt_fixed(g2, sizeof(g2), (double) d->bind_usec / USEC_PER_SEC, 3),
-                        fmt_fixed(g3, sizeof(g3), (double) d->online_usec / USEC_PER_SEC, 3),
-                        fmt_fixed(g4, sizeof(g4), (double) d->total_usec / USEC_PER_SEC, 3));
+                        format_fixed(g1, sizeof(g1), (double) d->bytes / GIB, 2),
+                        format_fixed(g2, sizeof(g2), (double) d->bind_usec / USEC_PER_SEC, 3),
+                        format_fixed(g3, sizeof(g3), (double) d->online_usec / USEC_PER_SEC, 3),
+                        format_fixed(g4, sizeof(g4), (double) d->total_usec / USEC_PER_SEC, 3));
         }
 }
 
@@ -1320,13 +1320,13 @@ static int print_table(FILE *out, const struct jr *c, const size_t *vis, size_t 
                 if (show_host)
                         fprintf(out, "%-*s  ", (int) host_w, c->hosts[b->host]);
                 fprintf(out, "%-*s %8" PRIu64 " %10s %9s %8s %9" PRIu64 " %s%6" PRIu64 "%s\n", (int) trig_w,
-                        batch_trigger(c, b), k.blocks, fmt_fixed(g1, sizeof(g1), (double) k.bytes / GIB, 2),
-                        fmt_fixed(g2, sizeof(g2), (double) k.duration_usec / USEC_PER_SEC, 3),
-                        fmt_fixed(g3, sizeof(g3), counters_gibps(&k), 2), k.p99_usec,
+                        batch_trigger(c, b), k.blocks, format_fixed(g1, sizeof(g1), (double) k.bytes / GIB, 2),
+                        format_fixed(g2, sizeof(g2), (double) k.duration_usec / USEC_PER_SEC, 3),
+                        format_fixed(g3, sizeof(g3), counters_gibps(&k), 2), k.p99_usec,
                         nfail ? on(c, ANSI_RED) : "", nfail, nfail ? off(c) : "");
         }
         fprintf(out, "%zu batches, %" PRIu64 " blocks, %s GiB, %" PRIu64 " failed\n", n_vis, blocks,
-                fmt_fixed(g1, sizeof(g1), (double) bytes / GIB, 2), failed);
+                format_fixed(g1, sizeof(g1), (double) bytes / GIB, 2), failed);
 
         r = print_node_summary(out, c, vis, n_vis, show_host, host_w);
         if (r < 0)

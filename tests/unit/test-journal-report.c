@@ -1,3 +1,783 @@
-/* PLACEHOLDER: not written yet */
-#include <stdio.h>
-int main(void) { printf("1..0 # SKIP not written yet\n"); return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `memonlined report` on real journal files: records are written in the
+ * journal export format and turned into .journal files by
+ * systemd-journal-remote, as a collector host would have them.
+ * `memonlined status` on fake sysfs trees.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "fake-tree.h"
+#include "journal-report.h"
+#include "report.h"
+#include "status.h"
+#include "util.h"
+
+#define T0 1700000000ULL        /* 2023-11-14 22:13:20 UTC */
+#define GIB_BYTES ((uint64_t) 1 << 30)
+#define BLOCK_BYTES ((uint64_t) 128 << 20)
+#define USEC(s) ((uint64_t) (s) * 1000000)
+#define BOOT_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1"
+#define BOOT_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2"
+
+struct fixture {
+        char *dir;              /* holds remote-hosta.journal, remote-hostb.journal */
+        char *file_a;
+};
+
+static const char *journal_remote(void) {
+        static const char *const paths[] = {
+                "/lib/systemd/systemd-journal-remote",
+                "/usr/lib/systemd/systemd-journal-remote",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+                if (access(paths[i], X_OK) == 0)
+                        return paths[i];
+        return NULL;
+}
+
+/* ---- export format writers ----------------------------------------------- */
+
+static void head(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, const char *id) {
+        fprintf(f, "__REALTIME_TIMESTAMP=%" PRIu64 "\n__MONOTONIC_TIMESTAMP=%" PRIu64 "\n", USEC(sec),
+                USEC(sec - T0 + 100));
+        fprintf(f, "_BOOT_ID=%s\n_HOSTNAME=%s\n_PID=%u\n_COMM=memonlined\nMESSAGE_ID=%s\n", boot, host, pid, id);
+}
+
+static void counters(FILE *f, unsigned blocks, uint64_t dur_usec, unsigned failed) {
+        uint64_t bytes = (uint64_t) blocks * BLOCK_BYTES;
+        double g = dur_usec ? (double) bytes / GIB_BYTES / ((double) dur_usec / 1e6) : 0;
+
+        fprintf(f, "MEMONLINE_BLOCKS=%u\nMEMONLINE_BYTES=%" PRIu64 "\nMEMONLINE_FAILED=%u\nMEMONLINE_SKIPPED=0\n"
+                "MEMONLINE_DURATION_USEC=%" PRIu64 "\nMEMONLINE_GIBPS=%.2f\nMEMONLINE_P50_USEC=%" PRIu64
+                "\nMEMONLINE_P99_USEC=%" PRIu64 "\nMEMONLINE_MAX_USEC=%" PRIu64 "\nMEMONLINE_CPU_USEC=1000\n",
+                blocks, bytes, failed, dur_usec, g, blocks ? dur_usec / blocks : 0,
+                blocks ? 2 * dur_usec / blocks : 0, blocks ? 3 * dur_usec / blocks : 0);
+}
+
+static void batch(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, unsigned seq,
+                  const char *trigger, const char *device, unsigned blocks, uint64_t dur_usec, unsigned failed) {
+        head(f, host, boot, pid, sec, MESSAGE_ID_BATCH);
+        fprintf(f, "MESSAGE=batch %u: %u blocks\nMEMONLINE_BATCH=%u\nMEMONLINE_TRIGGER=%s\nMEMONLINE_NODES=0-2\n",
+                seq, blocks, seq, trigger);
+        if (device)
+                fprintf(f, "MEMONLINE_DEVICE=%s\nMEMONLINE_NAMESPACE=namespace0.0\nMEMONLINE_REGION=region0\n", device);
+        counters(f, blocks, dur_usec, failed);
+        fputc('\n', f);
+}
+
+static void node(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, unsigned seq, int nd,
+                 int writer, const char *zone, unsigned blocks, uint64_t dur_usec) {
+        head(f, host, boot, pid, sec, MESSAGE_ID_NODE);
+        fprintf(f, "MESSAGE=node %d\nMEMONLINE_BATCH=%u\nMEMONLINE_NODE=%d\nMEMONLINE_WRITER_NODE=%d\n"
+                "MEMONLINE_ZONE=%s\nMEMONLINE_CPUS=4-5\n", nd, seq, nd, writer, zone);
+        counters(f, blocks, dur_usec, 0);
+        fputc('\n', f);
+}
+
+static void failure(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, unsigned seq,
+                    const char *block, int nd) {
+        head(f, host, boot, pid, sec, MESSAGE_ID_FAILURE);
+        fprintf(f, "MESSAGE=Failed to online %s: \"Device or resource busy\"\nMEMONLINE_BATCH=%u\n"
+                "MEMONLINE_BLOCK=%s\nMEMONLINE_NODE=%d\nMEMONLINE_ERRNO=16\nMEMONLINE_ERRNO_NAME=EBUSY\n"
+                "MEMONLINE_ATTEMPTS=5\n\n", block, seq, block, nd);
+}
+
+static void device(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, unsigned seq,
+                   const char *dev, unsigned blocks) {
+        head(f, host, boot, pid, sec, MESSAGE_ID_DEVICE);
+        fprintf(f, "MESSAGE=converted %s\nMEMONLINE_BATCH=%u\nMEMONLINE_DEVICE=%s\nMEMONLINE_NAMESPACE=namespace0.0\n"
+                "MEMONLINE_REGION=region0\nMEMONLINE_BIND_USEC=300000\nMEMONLINE_ONLINE_USEC=2000000\n"
+                "MEMONLINE_TOTAL_USEC=2300000\nMEMONLINE_BLOCKS=%u\nMEMONLINE_BYTES=%" PRIu64 "\n\n",
+                dev, seq, dev, blocks, (uint64_t) blocks * BLOCK_BYTES);
+}
+
+/* An unrelated entry that the MESSAGE_ID match must skip. */
+static void noise(FILE *f, const char *host, const char *boot, uint64_t sec) {
+        fprintf(f, "__REALTIME_TIMESTAMP=%" PRIu64 "\n__MONOTONIC_TIMESTAMP=%" PRIu64 "\n_BOOT_ID=%s\n"
+                "_HOSTNAME=%s\n_PID=1\nMESSAGE=Started something\nMEMONLINE_BATCH=99\n\n",
+                USEC(sec), USEC(sec - T0 + 100), boot, host);
+}
+
+/* Convert export text into a journal file with systemd-journal-remote. */
+static void make_journal(const char *export_text, const char *out_path) {
+        char tmpl[] = "/tmp/memonline-jr-export-XXXXXX";
+        _cleanup_free_ char *cmd = NULL;
+        int fd = mkstemp(tmpl);
+        FILE *f;
+
+        assert_true(fd >= 0);
+        f = fdopen(fd, "w");
+        assert_non_null(f);
+        assert_int_equal(fputs(export_text, f) >= 0, 1);
+        assert_int_equal(fclose(f), 0);
+        assert_true(asprintf(&cmd, "%s -o '%s' '%s' >/dev/null 2>&1", journal_remote(), out_path, tmpl) > 0);
+        assert_int_equal(system(cmd), 0);
+        unlink(tmpl);
+}
+
+static char *export_host_a(void) {
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        /* batch 1: 16 blocks, 2 GiB in 1 s, two nodes */
+        batch(f, "hosta", BOOT_A, 100, T0, 1, "udev", NULL, 16, 1000000, 0);
+        node(f, "hosta", BOOT_A, 100, T0, 1, 0, 0, "online_movable", 8, 500000);
+        node(f, "hosta", BOOT_A, 100, T0, 1, 1, 1, "online_movable", 8, 500000);
+        noise(f, "hosta", BOOT_A, T0 + 10);
+        /* batch 2: dax0.0, 32 blocks on CPU-less node 2 written from node 1, one failure */
+        batch(f, "hosta", BOOT_A, 100, T0 + 3600, 2, "dax", "dax0.0", 32, 2000000, 1);
+        node(f, "hosta", BOOT_A, 100, T0 + 3600, 2, 2, 1, "online_movable", 32, 2000000);
+        failure(f, "hosta", BOOT_A, 100, T0 + 3600, 2, "memory300", 2);
+        device(f, "hosta", BOOT_A, 100, T0 + 3600, 2, "dax0.0", 32);
+        /* the daemon restarted: seq 1 again, new pid */
+        batch(f, "hosta", BOOT_A, 101, T0 + 5400, 1, "coldplug", NULL, 8, 500000, 0);
+        node(f, "hosta", BOOT_A, 101, T0 + 5400, 1, 0, 0, "online", 8, 500000);
+        fclose(f);
+        return buf;
+}
+
+static char *export_host_b(void) {
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        batch(f, "hostb", BOOT_B, 200, T0 + 1800, 1, "udev", NULL, 8, 1000000, 0);
+        node(f, "hostb", BOOT_B, 200, T0 + 1800, 1, 0, 0, "online", 8, 1000000);
+        batch(f, "hostb", BOOT_B, 200, T0 + 7200, 2, "once", NULL, 8, 2000000, 0);
+        node(f, "hostb", BOOT_B, 200, T0 + 7200, 2, 1, 1, "online", 8, 2000000);
+        fclose(f);
+        return buf;
+}
+
+static int setup(void **state) {
+        char tmpl[] = "/tmp/memonline-jr-XXXXXX";
+        _cleanup_free_ char *a = NULL, *b = NULL, *pb = NULL;
+        struct fixture *fx;
+
+        fx = calloc(1, sizeof(*fx));
+        assert_non_null(fx);
+        *state = fx;
+        if (!journal_remote())
+                return 0;       /* the report tests skip themselves */
+        assert_non_null(mkdtemp(tmpl));
+        fx->dir = strdup(tmpl);
+        assert_true(asprintf(&fx->file_a, "%s/remote-hosta.journal", fx->dir) > 0);
+        assert_true(asprintf(&pb, "%s/remote-hostb.journal", fx->dir) > 0);
+        a = export_host_a();
+        b = export_host_b();
+        make_journal(a, fx->file_a);
+        make_journal(b, pb);
+        return 0;
+}
+
+static void rm_rf(const char *dir) {
+        _cleanup_free_ char *cmd = NULL;
+
+        if (dir && startswith(dir, "/tmp/memonline-jr-") && asprintf(&cmd, "rm -rf '%s'", dir) > 0)
+                (void) !system(cmd);
+}
+
+static int teardown(void **state) {
+        struct fixture *fx = *state;
+
+        if (!fx)
+                return 0;
+        rm_rf(fx->dir);
+        free(fx->dir);
+        free(fx->file_a);
+        free(fx);
+        return 0;
+}
+
+/* ---- running the subcommands ---------------------------------------------- */
+
+/* Run journal_report_main with a NULL-terminated argument list; output in *ret_out. */
+static int run_report(char **ret_out, ...) {
+        char *argv[32] = { (char *) "report" };
+        int argc = 1, r;
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *out;
+        va_list ap;
+
+        va_start(ap, ret_out);
+        for (const char *a; (a = va_arg(ap, const char *)); )
+                argv[argc++] = (char *) a;
+        va_end(ap);
+        out = open_memstream(&buf, &n);
+        assert_non_null(out);
+        r = journal_report_main(argc, argv, out);
+        fclose(out);
+        *ret_out = buf;
+        return r;
+}
+
+static unsigned count_lines(const char *s, const char *needle) {
+        unsigned n = 0;
+
+        for (const char *p = s; p && *p; ) {
+                const char *e = strchr(p, '\n');
+                size_t len = e ? (size_t) (e - p) : strlen(p);
+
+                if (!needle || memmem(p, len, needle, strlen(needle)))
+                        n++;
+                p = e ? e + 1 : p + len;
+        }
+        return n;
+}
+
+/* The line of s that contains needle (first one), copied. */
+static char *line_with(const char *s, const char *needle) {
+        const char *p = strstr(s, needle), *b, *e;
+
+        if (!p)
+                return NULL;
+        for (b = p; b > s && b[-1] != '\n'; b--)
+                ;
+        e = strchr(p, '\n');
+        return strndup(b, e ? (size_t) (e - b) : strlen(b));
+}
+
+/* Section of the table output from a heading up to the next blank line. */
+static char *section(const char *s, const char *heading) {
+        const char *p = strstr(s, heading), *e;
+
+        if (!p)
+                return NULL;
+        e = strstr(p, "\n\n");
+        return strndup(p, e ? (size_t) (e - p + 1) : strlen(p));
+}
+
+/* The "Per node:" row of host and node, copied. */
+static char *node_row(const char *out, const char *host, int nd) {
+        _cleanup_free_ char *sec = section(out, "Per node:");
+
+        for (const char *p = sec; p && *p; ) {
+                const char *e = strchr(p, '\n');
+                char h[64];
+                int n;
+
+                if (sscanf(p, "%63s %d", h, &n) == 2 && streq(h, host) && n == nd)
+                        return strndup(p, e ? (size_t) (e - p) : strlen(p));
+                p = e ? e + 1 : p + strlen(p);
+        }
+        return NULL;
+}
+
+/* Run jq over text; its stdout, trimmed. */
+static char *jq(const char *text, const char *filter) {
+        char tmpl[] = "/tmp/memonline-jr-json-XXXXXX";
+        _cleanup_free_ char *cmd = NULL;
+        char *buf = NULL;
+        size_t n = 0;
+        int fd = mkstemp(tmpl);
+        FILE *f, *p;
+
+        assert_true(fd >= 0);
+        f = fdopen(fd, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+        assert_true(asprintf(&cmd, "jq -c -r '%s' '%s'", filter, tmpl) > 0);
+        p = popen(cmd, "re");
+        assert_non_null(p);
+        if (getdelim(&buf, &n, '\0', p) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        assert_int_equal(pclose(p), 0);
+        unlink(tmpl);
+        while (*buf && buf[strlen(buf) - 1] == '\n')
+                buf[strlen(buf) - 1] = '\0';
+        return buf;
+}
+
+/* ---- report tests ---------------------------------------------------------- */
+
+static void test_table_several_hosts(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL, *row = NULL, *nodes = NULL, *hosts = NULL, *slow = NULL;
+        const char *first_a, *first_b;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "--directory", fx->dir, "--no-color", "--no-pager", NULL), 0);
+        /* five batches: hosta's seq 1 twice (pid 100 and 101) must not merge */
+        assert_non_null(strstr(out, "5 batches, 72 blocks, 9.00 GiB, 1 failed"));
+        assert_non_null(strstr(out, "HOST"));
+        {
+                _cleanup_free_ char *table = section(out, "TIME");
+
+                assert_int_equal(count_lines(table, "2023-11-"), 5);
+        }
+        assert_null(strstr(out, "\033["));
+
+        /* newest last: hosta 22:13:20, hostb 22:43:20, ..., hostb 00:13:20 */
+        first_a = strstr(out, "2023-11-14 22:13:20  hosta");
+        first_b = strstr(out, "2023-11-15 00:13:20  hostb");
+        assert_non_null(first_a);
+        assert_non_null(first_b);
+        assert_true(first_a < first_b);
+
+        row = line_with(out, "dax0.0");
+        assert_non_null(row);
+        /* dax batch: 32 blocks, 4.00 GiB, 2.000 s, 2.00 GiB/s, p99 125000 µs, 1 failure */
+        {
+                char t1[16], t2[16], host[16], trig[16], gib[16], wall[16], rate[16];
+                unsigned blocks, p99, failed;
+
+                assert_int_equal(sscanf(row, "%15s %15s %15s %15s %u %15s %15s %15s %u %u", t1, t2, host, trig, &blocks,
+                                        gib, wall, rate, &p99, &failed), 10);
+                assert_string_equal(host, "hosta");
+                assert_int_equal(blocks, 32);
+                assert_string_equal(gib, "4.00");
+                assert_string_equal(wall, "2.000");
+                assert_string_equal(rate, "2.00");
+                assert_int_equal(p99, 125000);
+                assert_int_equal(failed, 1);
+        }
+
+        nodes = section(out, "Per node:");
+        assert_non_null(nodes);
+        /* hosta node 0: batches 1 and the restarted daemon's batch 1 */
+        {
+                _cleanup_free_ char *l = node_row(out, "hosta", 0);
+                char host[16], gib[16], secs[16], rate[16];
+                unsigned nd, batches, blocks;
+
+                assert_non_null(l);
+                assert_int_equal(sscanf(l, "%15s %u %u %u %15s %15s %15s", host, &nd, &batches, &blocks, gib, secs,
+                                        rate), 7);
+                assert_int_equal(nd, 0);
+                assert_int_equal(batches, 2);
+                assert_int_equal(blocks, 16);
+                assert_string_equal(gib, "2.00");
+                assert_string_equal(secs, "1.000");
+                assert_string_equal(rate, "2.00");
+        }
+        assert_int_equal(count_lines(nodes, "host"), 5);    /* a0 a1 a2 b0 b1 */
+
+        hosts = section(out, "Per host:");
+        assert_non_null(hosts);
+        slow = line_with(hosts, "slowest");
+        assert_non_null(slow);
+        /* hostb: batches at 1.00 and 0.50 GiB/s, median 0.75 */
+        assert_true(startswith(slow, "hostb"));
+        assert_non_null(strstr(slow, "0.75"));
+        assert_int_equal(count_lines(hosts, "slowest"), 1);
+
+        assert_non_null(strstr(out, "Device conversions:"));
+        assert_non_null(strstr(out, "namespace0.0"));
+}
+
+static void test_json(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL, *v = NULL;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 5);
+        free(v);
+        v = jq(out, "select(.type == \"batch\") | .host");
+        assert_string_equal(v, "hosta\nhostb\nhosta\nhosta\nhostb");
+        free(v);
+        v = jq(out, "select(.device == \"dax0.0\") | [.batch, .blocks, .bytes, .failed, .nodes[0].node,"
+                    " .nodes[0].writer_node, .failures[0].errno_name, .failures[0].block, .conversion.bind_usec,"
+                    " .boot_id, .time, .gibps] | @csv");
+        assert_string_equal(v, "2,32,4294967296,1,2,1,\"EBUSY\",\"memory300\",300000,"
+                               "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1\",\"2023-11-14T23:13:20.000000Z\",2");
+        free(v);
+        /* the failure message has quotes: escaped and intact */
+        v = jq(out, ".failures[]? | .message");
+        assert_string_equal(v, "Failed to online memory300: \"Device or resource busy\"");
+        free(v);
+        v = jq(out, "select(.host == \"hosta\" and .batch == 1) | [.pid, (.nodes | length)] | @csv");
+        assert_string_equal(v, "100,2\n101,1");
+}
+
+static void test_filters(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "hostb", "--no-color", NULL), 0);
+        assert_non_null(strstr(out, "2 batches, 16 blocks"));
+        assert_null(strstr(out, "HOST"));       /* one host: no host column, no host comparison */
+        assert_null(strstr(out, "Per host:"));
+        assert_null(strstr(out, "hosta"));
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--node", "2", "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 1);
+        assert_non_null(strstr(out, "\"device\":\"dax0.0\""));
+        free(out);
+
+        /* --node 1 keeps hosta batch 1 and hostb batch 2, and only node 1's records */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--node", "1", "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        assert_int_equal(count_lines(out, "\"node\":0"), 0);
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "2023-11-14 23:00:00", "--until",
+                                    "2023-11-15 00:00:00", "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        assert_int_equal(count_lines(out, "\"time\":\"2023-11-14T23:13:20"), 1);
+        assert_int_equal(count_lines(out, "\"time\":\"2023-11-14T23:43:20"), 1);
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "2023-11-15", "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 1);
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--device", "dax0.0", "--no-color", NULL), 0);
+        assert_non_null(strstr(out, "1 batches, 32 blocks"));
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--boot", BOOT_B, "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        assert_int_equal(count_lines(out, "\"host\":\"hostb\""), 2);
+        free(out);
+
+        /* nothing matches: success, no output */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", "--json", NULL), 0);
+        assert_string_equal(out, "");
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", NULL), 0);
+        assert_string_equal(out, "");
+}
+
+static void test_single_file(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "--file", fx->file_a, "--no-color", NULL), 0);
+        assert_non_null(strstr(out, "3 batches, 56 blocks, 7.00 GiB, 1 failed"));
+        assert_null(strstr(out, "hostb"));
+        assert_null(strstr(out, "Per host:"));
+        assert_non_null(strstr(out, "coldplug"));
+}
+
+static void test_failures(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL, *row = NULL, *v = NULL;
+        char t1[16], t2[16], host[16], block[16], err[16];
+        unsigned nd, attempts;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "--no-color", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);    /* header + one failure */
+        row = line_with(out, "memory300");
+        assert_non_null(row);
+        assert_int_equal(sscanf(row, "%15s %15s %15s %15s %u %15s %u", t1, t2, host, block, &nd, err, &attempts), 7);
+        assert_string_equal(host, "hosta");
+        assert_int_equal(nd, 2);
+        assert_string_equal(err, "EBUSY");
+        assert_int_equal(attempts, 5);
+        assert_non_null(strstr(row, "Device or resource busy"));
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "--json", NULL), 0);
+        v = jq(out, "[.block, .node, .errno, .attempts, .batch] | @csv");
+        assert_string_equal(v, "\"memory300\",2,16,5,2");
+        free(out);
+
+        /* node 0 never failed */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "--node", "0", NULL), 0);
+        assert_string_equal(out, "");
+}
+
+static void test_bars(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL;
+        const char *saved = getenv("LC_ALL");
+        _cleanup_free_ char *keep = saved ? strdup(saved) : NULL;
+
+        if (!fx->dir)
+                skip();
+
+        setenv("LC_ALL", "C.UTF-8", 1);
+        assert_int_equal(run_report(&out, "-D", fx->dir, NULL), 0);
+        assert_non_null(strstr(out, "\u2588"));
+        assert_non_null(strstr(out, "P99 \u00b5s"));
+        free(out);
+        setenv("LC_ALL", "C", 1);
+        assert_int_equal(run_report(&out, "-D", fx->dir, NULL), 0);
+        assert_null(strstr(out, "\u2588"));
+        assert_non_null(strstr(out, "####"));
+        /* hosta node 0 at 2 GiB/s draws the full bar, hostb node 1 at 0.5 a quarter */
+        {
+                _cleanup_free_ char *full = node_row(out, "hosta", 0), *quarter = node_row(out, "hostb", 1);
+
+                assert_non_null(full);
+                assert_non_null(quarter);
+                assert_non_null(strstr(full, "##############################"));
+                assert_null(strstr(quarter, "#########"));
+                assert_non_null(strstr(quarter, "#######"));
+        }
+        if (keep)
+                setenv("LC_ALL", keep, 1);
+        else
+                unsetenv("LC_ALL");
+}
+
+static void test_usage_errors(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "--bogus", NULL), 1);
+        free(out);
+        assert_int_equal(run_report(&out, "--since", "yesterdayish", NULL), 1);
+        free(out);
+        assert_int_equal(run_report(&out, "--node", "x", NULL), 1);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--file", fx->file_a, NULL), 1);
+        free(out);
+        assert_int_equal(run_report(&out, "--boot", "nothex", NULL), 1);
+        free(out);
+        assert_true(run_report(&out, "-D", "/nonexistent/memonline", NULL) < 0);
+}
+
+/* 20,000 records from one host: read and summarised without trouble. */
+static void test_large(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&text, &n);
+        unsigned records = 0;
+
+        if (!fx->dir)
+                skip();
+
+        assert_non_null(f);
+        for (unsigned seq = 1; records < 20000; seq++) {
+                uint64_t t = T0 + 86400 + seq;
+
+                batch(f, "big", BOOT_A, 300, t, seq, "udev", NULL, 24, 1500000, 0);
+                for (int nd = 0; nd < 3; nd++)
+                        node(f, "big", BOOT_A, 300, t, seq, nd, nd == 2 ? 1 : nd, "online_movable", 8, 500000);
+                records += 4;
+        }
+        fclose(f);
+        assert_true(asprintf(&path, "%s/big.journal", fx->dir) > 0);
+        make_journal(text, path);
+
+        assert_int_equal(run_report(&out, "--file", path, "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 5000);
+        assert_int_equal(count_lines(out, "\"nodes\":[{\"node\":0"), 5000);
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
+        assert_non_null(strstr(out, "5000 batches, 120000 blocks"));
+        unlink(path);
+}
+
+static void test_parse_time(void **state) {
+        const uint64_t now = (T0 + 3600) * USEC_PER_SEC;        /* 2023-11-14 23:13:20 UTC */
+        uint64_t t;
+
+        assert_int_equal(journal_report_parse_time("2023-11-14 22:13:20", now, &t), 0);
+        assert_int_equal(t, T0 * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("2023-11-14 22:13", now, &t), 0);
+        assert_int_equal(t, (T0 - 20) * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("2023-11-14", now, &t), 0);
+        assert_int_equal(t, 1699920000 * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("today", now, &t), 0);
+        assert_int_equal(t, 1699920000 * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("yesterday", now, &t), 0);
+        assert_int_equal(t, (1699920000 - 86400) * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("now", now, &t), 0);
+        assert_int_equal(t, now);
+        assert_int_equal(journal_report_parse_time("-1h", now, &t), 0);
+        assert_int_equal(t, T0 * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("-30m", now, &t), 0);
+        assert_int_equal(t, (T0 + 1800) * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("-2d", now, &t), 0);
+        assert_int_equal(t, now - 2 * 86400 * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("+10s", now, &t), 0);
+        assert_int_equal(t, now + 10 * USEC_PER_SEC);
+        assert_int_equal(journal_report_parse_time("@1700000000", now, &t), 0);
+        assert_int_equal(t, T0 * USEC_PER_SEC);
+
+        t = 42;
+        assert_int_equal(journal_report_parse_time("-1x", now, &t), -EINVAL);
+        assert_int_equal(journal_report_parse_time("-h", now, &t), -EINVAL);
+        assert_int_equal(journal_report_parse_time("2023-11-14 22", now, &t), -EINVAL);
+        assert_int_equal(journal_report_parse_time("", now, &t), -EINVAL);
+        assert_int_equal(journal_report_parse_time("tuesday", now, &t), -EINVAL);
+        assert_int_equal(t, 42);
+}
+
+/* ---- status tests ------------------------------------------------------------ */
+
+static int run_status(const char *root, char **ret_out, ...) {
+        char *argv[16] = { (char *) "status" };
+        int argc = 1, r;
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *out;
+        va_list ap;
+
+        va_start(ap, ret_out);
+        for (const char *a; (a = va_arg(ap, const char *)); )
+                argv[argc++] = (char *) a;
+        va_end(ap);
+        out = open_memstream(&buf, &n);
+        assert_non_null(out);
+        r = status_main(argc, argv, root, out);
+        fclose(out);
+        *ret_out = buf;
+        return r;
+}
+
+/* Standard machine plus hot-added memory: offline blocks on node 1 and CPU-less node 2, movable online ones. */
+static char *status_machine(void) {
+        char *root = fake_tree_new();
+
+        fake_standard_machine(root);
+        for (uint64_t b = 16; b < 20; b++)
+                fake_add_block(root, b, 1, "offline", "Normal Movable");
+        for (uint64_t b = 32; b < 38; b++)
+                fake_add_block(root, b, 2, "offline", "Movable");
+        for (uint64_t b = 38; b < 40; b++)
+                fake_add_block(root, b, 2, "online", "Movable");
+        fake_add_block(root, 64, -1, "offline", "Normal");      /* node link not there yet */
+        fake_write(root, "module/memory_hotplug/parameters/online_policy", "auto-movable\n");
+        fake_write(root, "devices/system/memory/auto_online_blocks", "online_movable\n");
+        fake_mkdir(root, "rules");
+        return root;
+}
+
+static void test_status_json(void **state) {
+        _cleanup_free_ char *out = NULL, *v = NULL, *rules = NULL;
+        char *root = status_machine();
+
+        assert_true(asprintf(&rules, "%s/rules", root) > 0);
+        assert_int_equal(run_status(root, &out, "--json", "--no-daemon", "--config", "/nonexistent/memonlined.conf",
+                                    "--rules-dir", rules, NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 1);
+        v = jq(out, ".nodes[] | [.node, .online_blocks, .offline_blocks, .normal_bytes, .movable_bytes, .cpuless,"
+                    " .writer_node] | @csv");
+        assert_string_equal(v, "0,8,0,1073741824,0,false,0\n"
+                               "1,8,4,1073741824,0,false,1\n"
+                               "2,2,6,0,268435456,true,1\n"
+                               ",0,1,0,0,false,");
+        free(v);
+        /* default policy: one worker per node; node 2 is written from node 1's first core */
+        v = jq(out, "[.nodes[] | .writer_cpus | length] | @csv");
+        assert_string_equal(v, "1,1,1,0");
+        free(v);
+        v = jq(out, ".nodes[2].writer_cpus[0]");
+        assert_true(streq(v, "4") || streq(v, "5"));
+        free(v);
+        v = jq(out, "[.block_size, .kernel.auto_online_blocks, .kernel.online_policy, .kernel.auto_movable_ratio,"
+                    " .daemon.error] | @csv");
+        assert_string_equal(v, "134217728,\"online_movable\",\"auto-movable\",,\"not queried\"");
+        free(v);
+        /* kernel auto-online competes with us */
+        v = jq(out, ".conflicts | length");
+        assert_true(atoi(v) >= 1);
+        fake_tree_free(root);
+}
+
+static void test_status_text(void **state) {
+        _cleanup_free_ char *out = NULL, *rules = NULL, *n2 = NULL;
+        char *root = status_machine();
+
+        fake_write(root, "devices/system/memory/auto_online_blocks", "offline\n");
+        assert_true(asprintf(&rules, "%s/rules", root) > 0);
+        assert_int_equal(run_status(root, &out, "--no-daemon", "--config", "/nonexistent/memonlined.conf",
+                                    "--rules-dir", rules, NULL), 0);
+        assert_non_null(strstr(out, "block size 128 MiB"));
+        n2 = line_with(out, "(CPU-less)");
+        assert_non_null(n2);
+        {
+                char nd[8], cpus[16], normal[16], movable[16];
+                unsigned on, off, writer;
+
+                assert_int_equal(sscanf(n2, "%7s %15s %u %u %15s %15s %u", nd, cpus, &on, &off, normal, movable,
+                                        &writer), 7);
+                assert_string_equal(nd, "2");
+                assert_int_equal(on, 2);
+                assert_int_equal(off, 6);
+                assert_string_equal(movable, "0.25");
+                assert_int_equal(writer, 1);
+        }
+        assert_non_null(strstr(out, "auto_online_blocks  offline"));
+        assert_non_null(strstr(out, "online_policy       auto-movable"));
+        assert_non_null(strstr(out, "auto_movable_ratio  (unknown)"));
+        assert_non_null(strstr(out, "Competing onliners:\n  none found"));
+        assert_non_null(strstr(out, "daemon: unknown (not queried)"));
+        {
+                _cleanup_free_ char *total = line_with(out, "total");
+                unsigned on, off;
+
+                assert_non_null(total);
+                assert_int_equal(sscanf(total, "total %u %u", &on, &off), 2);
+                assert_int_equal(on, 18);
+                assert_int_equal(off, 11);
+        }
+        fake_tree_free(root);
+}
+
+static void test_status_daemon_line(void **state) {
+        _cleanup_free_ char *out = NULL, *rules = NULL, *l = NULL;
+        char *root = status_machine();
+
+        /* Whatever the bus says here, status carries on and says something about the daemon. */
+        assert_true(asprintf(&rules, "%s/rules", root) > 0);
+        assert_int_equal(run_status(root, &out, "--config", "/nonexistent/memonlined.conf", "--rules-dir", rules,
+                                    NULL), 0);
+        l = line_with(out, "daemon: ");
+        assert_non_null(l);
+        assert_non_null(strstr(out, "Kernel policy:"));
+        free(out);
+        assert_int_equal(run_status(root, &out, "--bogus", NULL), 1);
+        free(out);
+        assert_true(run_status("/nonexistent/memonline-root", &out, "--no-daemon", NULL) < 0);
+        fake_tree_free(root);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_table_several_hosts),
+                cmocka_unit_test(test_json),
+                cmocka_unit_test(test_filters),
+                cmocka_unit_test(test_single_file),
+                cmocka_unit_test(test_failures),
+                cmocka_unit_test(test_bars),
+                cmocka_unit_test(test_usage_errors),
+                cmocka_unit_test(test_large),
+                cmocka_unit_test(test_parse_time),
+                cmocka_unit_test(test_status_json),
+                cmocka_unit_test(test_status_text),
+                cmocka_unit_test(test_status_daemon_line),
+        };
+        /* Table times are local time; pin it. */
+        setenv("TZ", "UTC", 1);
+        tzset();
+        unsetenv("NO_COLOR");
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

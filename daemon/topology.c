@@ -1,2 +1,557 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* PLACEHOLDER: not written yet */
+#include <limits.h>
+#include "blocks.h"
+#include "cpuset.h"
+#include "sysfs.h"
+#include "topology.h"
+#include "util.h"
+
+#define NODE_DIR "devices/system/node"
+#define CPU_DIR "devices/system/cpu"
+#define MEMORY_DIR "devices/system/memory"
+
+/* Node ids index bitmasks and distance arrays; the kernel's MAX_NUMNODES is far lower. */
+#define NODE_ID_MAX (CPUSET_MAX - 1)
+
+void topology_free(struct topology *t) {
+        if (!t)
+                return;
+        for (size_t i = 0; i < t->n_nodes; i++) {
+                cpuset_freep(&t->nodes[i].cpus);
+                cpuset_freep(&t->nodes[i].initiators);
+                free(t->nodes[i].distance);
+        }
+        free(t->nodes);
+        free(t->cpus);
+        cpuset_freep(&t->isolated);
+        free(t->sysfs_root);
+        free(t);
+}
+
+void topology_freep(struct topology **t) {
+        topology_free(*t);
+}
+
+const struct topo_node *topology_node(const struct topology *t, int node_id) {
+        size_t lo = 0, hi;
+
+        if (!t)
+                return NULL;
+        /* nodes[] is sorted by id. */
+        hi = t->n_nodes;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (t->nodes[mid].id == node_id)
+                        return &t->nodes[mid];
+                if (t->nodes[mid].id < node_id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+static struct topo_node *node_mut(struct topology *t, int node_id) {
+        return (struct topo_node *) topology_node(t, node_id);
+}
+
+/* A cpulist attribute; a missing file is an empty set when optional. */
+static int read_cpulist(const char *root, const char *rel, bool optional, struct bitmask **ret) {
+        _cleanup_free_ char *s = NULL;
+        int r;
+
+        r = sysfs_read(root, rel, &s);
+        if (r == -ENOENT && optional)
+                s = strdup("");
+        else if (r < 0)
+                return r;
+        if (!s)
+                return -ENOMEM;
+        /* nohz_full reads "(null)" on kernels built with NO_HZ_FULL but booted without it. */
+        if (streq(s, "(null)"))
+                s[0] = '\0';
+        return cpulist_parse(s, ret);
+}
+
+/* "10 20 30": one entry per online node, in node id order. */
+static int parse_distance(const char *s, unsigned **ret, size_t *ret_n) {
+        _cleanup_free_ unsigned *v = NULL;
+        size_t n = 0, allocated = 0;
+
+        for (const char *p = s;;) {
+                char word[16];
+                size_t len;
+                unsigned d;
+                int r;
+
+                p += strspn(p, " \t\n");
+                len = strcspn(p, " \t\n");
+                if (len == 0)
+                        break;
+                if (len >= sizeof(word))
+                        return -EINVAL;
+                memcpy(word, p, len);
+                word[len] = '\0';
+                r = parse_unsigned(word, &d);
+                if (r < 0)
+                        return -EINVAL;
+                if (GROW(v, allocated, n + 1) < 0)
+                        return -ENOMEM;
+                v[n++] = d;
+                p += len;
+        }
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
+}
+
+static int load_node_distance(struct topology *t, struct topo_node *node,
+                              const uint64_t *online, size_t n_online,
+                              const uint64_t *dirs, size_t n_dirs) {
+        _cleanup_free_ char *s = NULL;
+        _cleanup_free_ unsigned *v = NULL;
+        const uint64_t *order;
+        char rel[128];
+        size_t n;
+        int r;
+
+        node->distance = calloc((size_t) t->max_node + 1, sizeof(unsigned));
+        if (!node->distance)
+                return -ENOMEM;
+
+        snprintf(rel, sizeof(rel), NODE_DIR "/node%d/distance", node->id);
+        r = sysfs_read(t->sysfs_root, rel, &s);
+        if (r == -ENOENT)
+                return 0;       /* unknown: all 0 */
+        if (r < 0)
+                return r;
+        r = parse_distance(s, &v, &n);
+        if (r < 0)
+                return r;
+
+        /* The kernel prints for_each_online_node(); node/online is that list. */
+        if (online && n == n_online)
+                order = online;
+        else if (n == n_dirs)
+                order = dirs;
+        else
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                node->distance[order[i]] = v[i];
+        return 0;
+}
+
+static int load_node_initiators(struct topology *t, struct topo_node *node) {
+        _cleanup_cpuset_ struct bitmask *m = NULL;
+        _cleanup_free_ uint64_t *ids = NULL;
+        char rel[128];
+        size_t n;
+        int r;
+
+        snprintf(rel, sizeof(rel), NODE_DIR "/node%d/access1/initiators", node->id);
+        r = sysfs_list_ids(t->sysfs_root, rel, "node", &ids, &n);
+        /* Appears only once the node has online memory, and only with HMAT. */
+        if (r == -ENOENT || r == -ENOTDIR)
+                return 0;
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return 0;
+        m = cpuset_new();
+        if (!m)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (ids[i] > NODE_ID_MAX)
+                        return -ERANGE;
+                numa_bitmask_setbit(m, (unsigned) ids[i]);
+        }
+        node->initiators = TAKE_PTR(m);
+        return 0;
+}
+
+/*
+ * Node directories, cpulists (kept in ret_cpulists, by index into nodes[],
+ * to map CPUs without a nodeM link), distances and initiators.
+ */
+static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
+        _cleanup_free_ uint64_t *dirs = NULL, *online = NULL;
+        _cleanup_cpuset_ struct bitmask *online_mask = NULL;
+        struct bitmask **cpulists;
+        size_t n_dirs, n_online = 0;
+        int r;
+
+        r = sysfs_list_ids(t->sysfs_root, NODE_DIR, "node", &dirs, &n_dirs);
+        if (r == -ENOENT) {
+                /* CONFIG_NUMA=n: no node directory at all; everything is node 0. */
+                dirs = calloc(1, sizeof(uint64_t));
+                if (!dirs)
+                        return -ENOMEM;
+                n_dirs = 1;
+        } else if (r < 0)
+                return r;
+
+        r = read_cpulist(t->sysfs_root, NODE_DIR "/online", true, &online_mask);
+        if (r < 0)
+                return r;
+        n_online = cpuset_count(online_mask);
+        if (n_online > 0) {
+                size_t i = 0;
+
+                online = calloc(n_online, sizeof(uint64_t));
+                if (!online)
+                        return -ENOMEM;
+                CPUSET_FOREACH(k, online_mask)
+                        online[i++] = (uint64_t) k;
+        }
+
+        t->max_node = 0;
+        for (size_t i = 0; i < n_dirs; i++) {
+                if (dirs[i] > NODE_ID_MAX)
+                        return -ERANGE;
+                t->max_node = (int) dirs[i] > t->max_node ? (int) dirs[i] : t->max_node;
+        }
+        if (n_online > 0 && (int) online[n_online - 1] > t->max_node)
+                t->max_node = (int) online[n_online - 1];
+
+        t->nodes = calloc(n_dirs, sizeof(struct topo_node));
+        cpulists = calloc(n_dirs, sizeof(struct bitmask *));
+        if (!t->nodes || !cpulists) {
+                free(cpulists);
+                return -ENOMEM;
+        }
+        /* Owned by the caller from here on, also on failure. */
+        *ret_cpulists = cpulists;
+
+        for (size_t i = 0; i < n_dirs; i++) {
+                struct topo_node *node = &t->nodes[i];
+                char rel[128];
+
+                node->id = (int) dirs[i];
+                t->n_nodes++;
+
+                snprintf(rel, sizeof(rel), NODE_DIR "/node%d/cpulist", node->id);
+                r = read_cpulist(t->sysfs_root, rel, true, &cpulists[i]);
+                if (r < 0)
+                        return r;
+                node->cpus = cpuset_new();
+                if (!node->cpus)
+                        return -ENOMEM;
+                r = load_node_distance(t, node, online, n_online, dirs, n_dirs);
+                if (r < 0)
+                        return r;
+                if (node->distance[node->id] == 0 && n_dirs == 1)
+                        node->distance[node->id] = 10;  /* local distance, also for the non-NUMA node */
+                r = load_node_initiators(t, node);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int load_cpu(struct topology *t, unsigned cpu, struct bitmask *const *cpulists) {
+        _cleanup_cpuset_ struct bitmask *siblings = NULL;
+        _cleanup_free_ uint64_t *nodes = NULL;
+        _cleanup_free_ char *online = NULL;
+        struct topo_cpu *c = &t->cpus[cpu];
+        char rel[128];
+        size_t n;
+        int r;
+
+        c->present = true;
+        c->node = NODE_NONE;
+
+        /* cpu0 usually cannot be offlined and has no online file: online. */
+        snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u/online", cpu);
+        r = sysfs_read(t->sysfs_root, rel, &online);
+        if (r == -ENOENT)
+                c->online = true;
+        else if (r < 0)
+                return r;
+        else if (streq(online, "1"))
+                c->online = true;
+        else if (streq(online, "0"))
+                c->online = false;
+        else
+                return -EINVAL;
+
+        snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u", cpu);
+        r = sysfs_list_ids(t->sysfs_root, rel, "node", &nodes, &n);
+        if (r < 0)
+                return r;
+        if (n > 0) {
+                if (nodes[0] > NODE_ID_MAX)
+                        return -ERANGE;
+                c->node = (int) nodes[0];
+        } else
+                for (size_t i = 0; i < t->n_nodes; i++)
+                        if (cpuset_isset(cpulists[i], cpu)) {
+                                c->node = t->nodes[i].id;
+                                break;
+                        }
+
+        /* Offline CPUs lose their topology directory: a core of their own. */
+        snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u/topology/thread_siblings_list", cpu);
+        r = read_cpulist(t->sysfs_root, rel, true, &siblings);
+        if (r < 0)
+                return r;
+        r = cpuset_next(siblings, 0);
+        c->core = r >= 0 && (unsigned) r < cpu ? r : (int) cpu;
+        return 0;
+}
+
+static int load_cpus(struct topology *t, struct bitmask *const *cpulists) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n;
+        int r;
+
+        r = sysfs_list_ids(t->sysfs_root, CPU_DIR, "cpu", &ids, &n);
+        if (r == -ENOENT)
+                n = 0;
+        else if (r < 0)
+                return r;
+        if (n > 0 && ids[n - 1] >= CPUSET_MAX)
+                return -ERANGE;
+
+        t->n_cpus = n > 0 ? (unsigned) ids[n - 1] + 1 : 0;
+        t->cpus = calloc(t->n_cpus ? t->n_cpus : 1, sizeof(struct topo_cpu));
+        if (!t->cpus)
+                return -ENOMEM;
+        for (unsigned i = 0; i < t->n_cpus; i++) {
+                t->cpus[i].node = NODE_NONE;
+                t->cpus[i].core = (int) i;
+        }
+        for (size_t i = 0; i < n; i++) {
+                r = load_cpu(t, (unsigned) ids[i], cpulists);
+                if (r < 0)
+                        return r;
+        }
+
+        /* Without node directories every CPU is on the single node 0. */
+        for (unsigned i = 0; i < t->n_cpus; i++) {
+                struct topo_cpu *c = &t->cpus[i];
+                struct topo_node *node;
+
+                if (c->node == NODE_NONE && t->n_nodes == 1 && t->nodes[0].id == 0)
+                        c->node = 0;
+                if (!c->present || !c->online)
+                        continue;
+                node = node_mut(t, c->node);
+                if (node)
+                        numa_bitmask_setbit(node->cpus, i);
+        }
+        return 0;
+}
+
+static int load_isolated(struct topology *t) {
+        static const char *const files[] = { CPU_DIR "/isolated", CPU_DIR "/nohz_full" };
+        int r;
+
+        t->isolated = cpuset_new();
+        if (!t->isolated)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_cpuset_ struct bitmask *m = NULL;
+
+                r = read_cpulist(t->sysfs_root, files[i], true, &m);
+                if (r < 0)
+                        return r;
+                CPUSET_FOREACH(cpu, m)
+                        numa_bitmask_setbit(t->isolated, (unsigned) cpu);
+        }
+        return 0;
+}
+
+/* Online bytes per zone kind and block spans per node, in one pass over the blocks. */
+static int load_memory(struct topology *t) {
+        _cleanup_(block_set_clear) struct block_set set = {};
+        bool single = t->n_nodes == 1;
+        int r;
+
+        r = sysfs_read_u64(t->sysfs_root, MEMORY_DIR "/block_size_bytes", 16, &t->block_size);
+        if (r == -ENOENT)
+                return 0;       /* no memory hotplug support */
+        if (r < 0)
+                return r;
+        if (t->block_size == 0)
+                return -EINVAL;
+
+        r = blocks_scan(t->sysfs_root, t->block_size, BLOCK_STATE_UNKNOWN, &set);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < set.n; i++) {
+                const struct mem_block *b = &set.blocks[i];
+                struct topo_node *node;
+
+                /* Non-NUMA kernels have no nodeK links: the one node owns everything. */
+                node = node_mut(t, b->node == NODE_NONE && single ? t->nodes[0].id : b->node);
+                if (!node)
+                        continue;
+                if (!node->has_blocks || b->id < node->first_block)
+                        node->first_block = b->id;
+                if (!node->has_blocks || b->id > node->last_block)
+                        node->last_block = b->id;
+                node->has_blocks = true;
+
+                if (b->state != BLOCK_STATE_ONLINE)
+                        continue;
+                /* An online block's valid_zones names its current zone. */
+                if (b->valid_zones == VALID_MOVABLE)
+                        node->movable_bytes += t->block_size;
+                else
+                        node->kernel_bytes += t->block_size;
+        }
+        return 0;
+}
+
+int topology_load(const char *sysfs_root, struct topology **ret) {
+        _cleanup_topology_ struct topology *t = NULL;
+        struct bitmask **cpulists = NULL;
+        int r;
+
+        if (!sysfs_root || !ret)
+                return -EINVAL;
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->sysfs_root = strdup(sysfs_root);
+        if (!t->sysfs_root)
+                return -ENOMEM;
+
+        r = load_nodes(t, &cpulists);
+        if (r >= 0)
+                r = load_cpus(t, cpulists);
+        if (cpulists) {
+                for (size_t i = 0; i < t->n_nodes; i++)
+                        cpuset_freep(&cpulists[i]);
+                free(cpulists);
+        }
+        if (r < 0)
+                return r;
+
+        r = load_isolated(t);
+        if (r < 0)
+                return r;
+        r = load_memory(t);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+static bool cpu_usable(const struct topology *t, int cpu, const struct bitmask *banned) {
+        const struct topo_cpu *c;
+
+        if (cpu < 0 || (unsigned) cpu >= t->n_cpus)
+                return false;
+        c = &t->cpus[cpu];
+        return c->present && c->online &&
+                !cpuset_isset(banned, (unsigned) cpu) &&
+                !cpuset_isset(t->isolated, (unsigned) cpu);
+}
+
+static bool node_usable(const struct topology *t, const struct topo_node *node, const struct bitmask *banned) {
+        if (!node)
+                return false;
+        CPUSET_FOREACH(cpu, node->cpus)
+                if (cpu_usable(t, cpu, banned))
+                        return true;
+        return false;
+}
+
+int topology_writer_node(const struct topology *t, int node_id, const struct bitmask *banned) {
+        const struct topo_node *node;
+        int best = NODE_NONE;
+        unsigned best_dist = UINT_MAX;
+
+        if (!t)
+                return NODE_NONE;
+        node = topology_node(t, node_id);
+        if (!node)
+                return NODE_NONE;
+        if (node_usable(t, node, banned))
+                return node_id;
+
+        /* HMAT names the best initiator; bitmask order gives the lowest id first. */
+        CPUSET_FOREACH(k, node->initiators)
+                if (k != node_id && node_usable(t, topology_node(t, k), banned))
+                        return k;
+
+        /* Nearest by SLIT distance; unknown (0) distances rank last. Ties: lowest id. */
+        for (size_t i = 0; i < t->n_nodes; i++) {
+                const struct topo_node *o = &t->nodes[i];
+                unsigned d;
+
+                if (o->id == node_id || !node_usable(t, o, banned))
+                        continue;
+                d = node->distance[o->id] ? node->distance[o->id] : UINT_MAX;
+                if (best == NODE_NONE || d < best_dist) {
+                        best = o->id;
+                        best_dist = d;
+                }
+        }
+        return best;
+}
+
+/*
+ * best[core] = the lowest usable thread of each physical core on the node,
+ * or -1. A core whose first thread is banned is represented by a sibling.
+ */
+static int node_cores(const struct topology *t, int node_id, const struct bitmask *banned, int **ret_best) {
+        const struct topo_node *node = topology_node(t, node_id);
+        _cleanup_free_ int *best = NULL;
+        int n = 0;
+
+        best = malloc((t->n_cpus ? t->n_cpus : 1) * sizeof(int));
+        if (!best)
+                return -ENOMEM;
+        for (unsigned i = 0; i < t->n_cpus; i++)
+                best[i] = -1;
+        if (node)
+                CPUSET_FOREACH(cpu, node->cpus) {
+                        int core;
+
+                        if (!cpu_usable(t, cpu, banned))
+                                continue;
+                        core = t->cpus[cpu].core;
+                        if (best[core] < 0) {
+                                best[core] = cpu;
+                                n++;
+                        }
+                }
+        *ret_best = TAKE_PTR(best);
+        return n;
+}
+
+int topology_pick_cpus(const struct topology *t, int node_id, const struct bitmask *banned,
+                       unsigned max, int *ret_cpus) {
+        _cleanup_free_ int *best = NULL;
+        unsigned n = 0;
+        int r;
+
+        if (!t || (max > 0 && !ret_cpus))
+                return -EINVAL;
+        r = node_cores(t, node_id, banned, &best);
+        if (r < 0)
+                return r;
+        /* Lowest core first; core ids are CPU ids, so walk them in order. */
+        for (unsigned core = 0; core < t->n_cpus && n < max; core++)
+                if (best[core] >= 0)
+                        ret_cpus[n++] = best[core];
+        return (int) n;
+}
+
+unsigned topology_usable_cores(const struct topology *t, int node_id, const struct bitmask *banned) {
+        _cleanup_free_ int *best = NULL;
+        int r;
+
+        if (!t)
+                return 0;
+        r = node_cores(t, node_id, banned, &best);
+        return r < 0 ? 0 : (unsigned) r;
+}

@@ -40,12 +40,22 @@ char *fake_tree_new(void) {
         return strdup(tmpl);
 }
 
+char *fake_tree_new_fast(void) {
+        char tmpl[] = "/dev/shm/memonline-fake-XXXXXX";
+
+        if (!mkdtemp(tmpl))
+                return fake_tree_new();
+        return strdup(tmpl);
+}
+
 void fake_tree_free(char *root) {
         char *cmd;
 
         if (!root)
                 return;
-        if (strncmp(root, "/tmp/memonline-fake-", 20) == 0 && asprintf(&cmd, "rm -rf '%s'", root) >= 0) {
+        /* Only ever remove what fake_tree_new*() made. */
+        if ((strncmp(root, "/tmp/memonline-fake-", 20) == 0 || strncmp(root, "/dev/shm/memonline-fake-", 24) == 0) &&
+            asprintf(&cmd, "rm -rf '%s'", root) >= 0) {
                 if (system(cmd) != 0)
                         fprintf(stderr, "fake-tree: could not remove %s\n", root);
                 free(cmd);
@@ -205,4 +215,58 @@ void fake_standard_machine(const char *root) {
                 fake_add_block(root, b, 0, "online", b == 0 ? "DMA32" : "Normal");
         for (uint64_t b = 8; b < 16; b++)
                 fake_add_block(root, b, 1, "online", "Normal");
+}
+
+void fake_rmdir(const char *root, const char *rel) {
+        char *p = join(root, rel);
+
+        if (rmdir(p) < 0)
+                die("rmdir", p);
+        free(p);
+}
+
+static void put(const char *dir, const char *name, const char *content) {
+        char path[4096];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "we");
+        if (!f || fputs(content, f) < 0 || fclose(f) != 0)
+                die("write", path);
+}
+
+/* Same layout as fake_add_block(), without creating every parent each time. */
+void fake_add_blocks(const char *root, uint64_t first, uint64_t count, int node, const char *state,
+                     const char *valid_zones) {
+        char dir[4096], path[4096 + 64], target[64], buf[256];
+
+        fake_mkdir(root, "devices/system/memory");
+        if (node >= 0) {
+                snprintf(dir, sizeof(dir), "devices/system/node/node%d", node);
+                fake_mkdir(root, dir);
+        }
+        for (uint64_t id = first; id < first + count; id++) {
+                unsigned long long n = (unsigned long long) id;
+
+                snprintf(dir, sizeof(dir), "%s/devices/system/memory/memory%llu", root, n);
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        die("mkdir", dir);
+                snprintf(buf, sizeof(buf), "%s\n", state);
+                put(dir, "state", buf);
+                snprintf(buf, sizeof(buf), "%s\n", valid_zones);
+                put(dir, "valid_zones", buf);
+                snprintf(buf, sizeof(buf), "%08llx\n", n);
+                put(dir, "phys_index", buf);
+                put(dir, "removable", "1\n");
+                if (node < 0)
+                        continue;
+                snprintf(path, sizeof(path), "%s/node%d", dir, node);
+                snprintf(target, sizeof(target), "../../node/node%d", node);
+                if (symlink(target, path) < 0 && errno != EEXIST)
+                        die("symlink", path);
+                snprintf(path, sizeof(path), "%s/devices/system/node/node%d/memory%llu", root, node, n);
+                snprintf(target, sizeof(target), "../../memory/memory%llu", n);
+                if (symlink(target, path) < 0 && errno != EEXIST)
+                        die("symlink", path);
+        }
 }

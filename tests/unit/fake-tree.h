@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 char *fake_tree_new(void);                      /* mkdtemp; returns the root */
+/* On tmpfs (/dev/shm) when there is one, for trees with many thousand files. */
+char *fake_tree_new_fast(void);
 void fake_tree_free(char *root);                /* rm -rf and free */
 
 void fake_write(const char *root, const char *rel, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -32,6 +34,11 @@ void fake_add_node(const char *root, int node, const char *cpulist, const char *
 void fake_add_initiator(const char *root, int node, int initiator);
 /* memoryN with state and valid_zones; node < 0 means no node link (yet). */
 void fake_add_block(const char *root, uint64_t id, int node, const char *state, const char *valid_zones);
+/* Many blocks at once (first..first+count-1), quicker than fake_add_block() per block. */
+void fake_add_blocks(const char *root, uint64_t first, uint64_t count, int node, const char *state,
+                     const char *valid_zones);
+/* Remove an empty directory. */
+void fake_rmdir(const char *root, const char *rel);
 /* Add the nodeK link to memoryN (and memoryN under nodeK) later, as the kernel does. */
 void fake_link_block(const char *root, uint64_t id, int node);
 

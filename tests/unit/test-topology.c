@@ -1,3 +1,533 @@
-/* PLACEHOLDER: not written yet */
-#include <stdio.h>
-int main(void) { printf("1..0 # SKIP not written yet\n"); return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "cpuset.h"
+#include "fake-tree.h"
+#include "topology.h"
+#include "util.h"
+
+#define BS (128ULL << 20)
+
+static int setup_standard(void **state) {
+        char *root = fake_tree_new();
+
+        fake_standard_machine(root);
+        *state = root;
+        return 0;
+}
+
+static int setup_standard_fast(void **state) {
+        char *root = fake_tree_new_fast();
+
+        fake_standard_machine(root);
+        *state = root;
+        return 0;
+}
+
+static int setup_empty(void **state) {
+        *state = fake_tree_new();
+        return 0;
+}
+
+static int teardown(void **state) {
+        fake_tree_free(*state);
+        return 0;
+}
+
+static struct topology *load(const char *root) {
+        struct topology *t = NULL;
+        int r = topology_load(root, &t);
+
+        if (r < 0)
+                fail_msg("topology_load: %s", strerror(-r));
+        assert_non_null(t);
+        return t;
+}
+
+static struct bitmask *set_of(const char *list) {
+        struct bitmask *m = NULL;
+
+        assert_int_equal(cpulist_parse(list, &m), 0);
+        return m;
+}
+
+/* Picked CPUs as a string like "0,1" for readable assertions. */
+static char *picks(const struct topology *t, int node, const char *banned_list, unsigned max) {
+        _cleanup_cpuset_ struct bitmask *banned = banned_list ? set_of(banned_list) : NULL;
+        int cpus[64];
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+        int n;
+
+        assert_true(max <= ELEMENTSOF(cpus));
+        n = topology_pick_cpus(t, node, banned, max, cpus);
+        assert_true(n >= 0);
+        assert_true((unsigned) n <= max);
+        /* The usable-core count agrees with an unlimited pick. */
+        if (max >= t->n_cpus)
+                assert_int_equal(topology_usable_cores(t, node, banned), (unsigned) n);
+        f = open_memstream(&s, &len);
+        assert_non_null(f);
+        for (int i = 0; i < n; i++)
+                fprintf(f, "%s%d", i ? "," : "", cpus[i]);
+        fclose(f);
+        return s;
+}
+
+#define assert_picks(t, node, banned, max, want)                         \
+        do {                                                            \
+                _cleanup_free_ char *_s = picks((t), (node), (banned), (max)); \
+                assert_string_equal(_s, (want));                        \
+        } while (0)
+
+static int writer(const struct topology *t, int node, const char *banned_list) {
+        _cleanup_cpuset_ struct bitmask *banned = banned_list ? set_of(banned_list) : NULL;
+
+        return topology_writer_node(t, node, banned);
+}
+
+static void test_standard(void **state) {
+        _cleanup_topology_ struct topology *t = load(*state);
+        const struct topo_node *n0, *n1, *n2;
+        _cleanup_free_ char *c0 = NULL, *c1 = NULL, *c2 = NULL;
+
+        assert_string_equal(t->sysfs_root, *state);
+        assert_int_equal(t->block_size, BS);
+        assert_int_equal(t->n_nodes, 3);
+        assert_int_equal(t->max_node, 2);
+        assert_int_equal(t->n_cpus, 8);
+        n0 = topology_node(t, 0);
+        n1 = topology_node(t, 1);
+        n2 = topology_node(t, 2);
+        assert_non_null(n0);
+        assert_non_null(n1);
+        assert_non_null(n2);
+        assert_null(topology_node(t, 3));
+        assert_null(topology_node(t, -1));
+
+        assert_int_equal(cpulist_format(n0->cpus, &c0), 0);
+        assert_int_equal(cpulist_format(n1->cpus, &c1), 0);
+        assert_int_equal(cpulist_format(n2->cpus, &c2), 0);
+        assert_string_equal(c0, "0-3");
+        assert_string_equal(c1, "4-7");
+        assert_string_equal(c2, "");
+        assert_null(n0->initiators);
+
+        assert_int_equal(n0->distance[0], 10);
+        assert_int_equal(n0->distance[1], 20);
+        assert_int_equal(n0->distance[2], 30);
+        assert_int_equal(n2->distance[1], 17);
+
+        for (unsigned i = 0; i < 8; i++) {
+                assert_true(t->cpus[i].present);
+                assert_true(t->cpus[i].online);
+                assert_int_equal(t->cpus[i].node, i < 4 ? 0 : 1);
+        }
+        assert_int_equal(t->cpus[2].core, 0);
+        assert_int_equal(t->cpus[3].core, 1);
+        assert_int_equal(t->cpus[6].core, 4);
+        assert_int_equal(t->cpus[7].core, 5);
+        assert_int_equal(cpuset_count(t->isolated), 0);
+}
+
+static void test_siblings(void **state) {
+        _cleanup_topology_ struct topology *t = load(*state);
+
+        /* Two physical cores per node: never a sibling pair. */
+        assert_picks(t, 0, NULL, 8, "0,1");
+        assert_picks(t, 1, NULL, 8, "4,5");
+        assert_picks(t, 0, NULL, 1, "0");
+        assert_picks(t, 0, NULL, 0, "");
+        assert_picks(t, 2, NULL, 8, "");
+        assert_picks(t, 9, NULL, 8, "");
+        assert_int_equal(topology_usable_cores(t, 0, NULL), 2);
+        assert_int_equal(topology_usable_cores(t, 2, NULL), 0);
+        assert_int_equal(topology_pick_cpus(t, 0, NULL, 4, NULL), -EINVAL);
+}
+
+static void test_wide_core(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        /* node0: 4 cores × 2 threads, siblings numbered n and n+4 as on x86. */
+        fake_memory_init(root, BS);
+        fake_add_node(root, 0, "0-7", "10");
+        for (unsigned c = 0; c < 8; c++) {
+                char sib[16];
+
+                snprintf(sib, sizeof(sib), "%u,%u", c % 4, c % 4 + 4);
+                fake_add_cpu(root, c, 0, sib, true);
+        }
+        t = load(root);
+        assert_picks(t, 0, NULL, 64, "0,1,2,3");
+        assert_picks(t, 0, NULL, 3, "0,1,2");
+        /* Banned first threads: the siblings stand in, still in core order. */
+        assert_picks(t, 0, "0,2", 64, "4,1,6,3");
+        assert_picks(t, 0, "0,2", 2, "4,1");
+        assert_picks(t, 0, "0,4", 64, "1,2,3");
+        assert_int_equal(topology_usable_cores(t, 0, NULL), 4);
+}
+
+static void test_banned_isolated_offline(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        t = load(root);
+        /* Banned first sibling, free second: the second represents core 0. */
+        assert_picks(t, 0, "0", 8, "2,1");
+        assert_picks(t, 0, "0", 1, "2");
+        assert_picks(t, 0, "0,2", 8, "1");
+        assert_picks(t, 0, "0-3", 8, "");
+        topology_free(TAKE_PTR(t));
+
+        /* isolcpus and nohz_full both count, as a union. */
+        fake_write(root, "devices/system/cpu/isolated", "1\n");
+        fake_write(root, "devices/system/cpu/nohz_full", "3,4\n");
+        t = load(root);
+        assert_true(cpuset_isset(t->isolated, 1));
+        assert_true(cpuset_isset(t->isolated, 3));
+        assert_true(cpuset_isset(t->isolated, 4));
+        assert_int_equal(cpuset_count(t->isolated), 3);
+        assert_picks(t, 0, NULL, 8, "0");               /* core 1 = {1,3} fully isolated */
+        assert_picks(t, 1, NULL, 8, "6,5");              /* 4 isolated: 6 stands in */
+        assert_picks(t, 0, "0", 8, "2");
+        topology_free(TAKE_PTR(t));
+
+        /* Kernels with NO_HZ_FULL but no nohz_full= print "(null)". */
+        fake_write(root, "devices/system/cpu/isolated", "\n");
+        fake_write(root, "devices/system/cpu/nohz_full", "(null)\n");
+        t = load(root);
+        assert_int_equal(cpuset_count(t->isolated), 0);
+        topology_free(TAKE_PTR(t));
+
+        /* Offline CPU: excluded, its sibling takes the core. */
+        fake_write(root, "devices/system/cpu/cpu0/online", "0\n");
+        fake_write(root, "devices/system/cpu/cpu5/online", "0\n");
+        t = load(root);
+        assert_false(t->cpus[0].online);
+        assert_true(t->cpus[0].present);
+        assert_false(cpuset_isset(topology_node(t, 0)->cpus, 0));
+        assert_picks(t, 0, NULL, 8, "2,1");
+        assert_picks(t, 1, NULL, 8, "4,7");
+}
+
+static void test_missing_online_file(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        /* cpu0 has no online file on most kernels: it cannot be offlined. */
+        fake_unlink(root, "devices/system/cpu/cpu0/online");
+        fake_write(root, "devices/system/cpu/cpu1/online", "0\n");
+        t = load(root);
+        assert_true(t->cpus[0].online);
+        assert_false(t->cpus[1].online);
+        assert_picks(t, 0, NULL, 8, "0,3");
+}
+
+static void test_missing_siblings_and_links(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        fake_memory_init(root, BS);
+        fake_write(root, "devices/system/node/online", "0-1\n");
+        fake_add_node(root, 0, "0-1", "10 21");
+        fake_add_node(root, 1, "2-3", "21 10");
+        /* No thread_siblings_list, no cpuN/nodeM link: cpulists give the node. */
+        for (unsigned c = 0; c < 4; c++) {
+                char rel[64];
+
+                snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%u/online", c);
+                fake_write(root, rel, "1\n");
+        }
+        t = load(root);
+        for (unsigned c = 0; c < 4; c++) {
+                assert_int_equal(t->cpus[c].core, (int) c);
+                assert_int_equal(t->cpus[c].node, c < 2 ? 0 : 1);
+        }
+        assert_picks(t, 0, NULL, 8, "0,1");
+        assert_picks(t, 1, NULL, 8, "2,3");
+}
+
+static void test_cpuless_nearest(void **state) {
+        _cleanup_topology_ struct topology *t = load(*state);
+
+        assert_int_equal(writer(t, 0, NULL), 0);
+        assert_int_equal(writer(t, 1, NULL), 1);
+        /* node2 is CPU-less; node1 is at 17, node0 at 30. */
+        assert_int_equal(writer(t, 2, NULL), 1);
+        /* node1's CPUs banned: next nearest. */
+        assert_int_equal(writer(t, 2, "4-7"), 0);
+        assert_int_equal(writer(t, 1, "4-7"), 0);
+        /* A node whose CPUs are all banned is not its own writer. */
+        assert_int_equal(writer(t, 0, "0-3"), 1);
+        assert_int_equal(writer(t, 2, "0-7"), NODE_NONE);
+        assert_int_equal(writer(t, 7, NULL), NODE_NONE);
+}
+
+static void test_cpuless_tie(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        fake_memory_init(root, BS);
+        fake_write(root, "devices/system/node/online", "0-2\n");
+        fake_add_node(root, 0, "0", "10 20 25");
+        fake_add_node(root, 1, "1", "20 10 25");
+        fake_add_node(root, 2, "", "25 25 10");
+        fake_add_cpu(root, 0, 0, "0", true);
+        fake_add_cpu(root, 1, 1, "1", true);
+        t = load(root);
+        assert_int_equal(writer(t, 2, NULL), 0);
+        assert_int_equal(writer(t, 2, "0"), 1);
+}
+
+static void test_hmat_initiator(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        /* HMAT says node0 is node2's best initiator, though SLIT ranks node1 nearer. */
+        fake_add_initiator(root, 2, 0);
+        fake_write(root, "devices/system/node/node2/access1/initiators/read_latency", "100\n");
+        t = load(root);
+        assert_non_null(topology_node(t, 2)->initiators);
+        assert_int_equal(cpuset_count(topology_node(t, 2)->initiators), 1);
+        assert_int_equal(writer(t, 2, NULL), 0);
+        /* Initiator without usable CPUs: back to distance. */
+        assert_int_equal(writer(t, 2, "0-3"), 1);
+        topology_free(TAKE_PTR(t));
+
+        /* Several initiators: the lowest one with usable CPUs. */
+        fake_add_initiator(root, 2, 1);
+        t = load(root);
+        assert_int_equal(cpuset_count(topology_node(t, 2)->initiators), 2);
+        assert_int_equal(writer(t, 2, NULL), 0);
+        assert_int_equal(writer(t, 2, "0-3"), 1);
+        assert_int_equal(writer(t, 2, "0-7"), NODE_NONE);
+}
+
+static void test_sparse_nodes(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+        const struct topo_node *n4, *n6;
+
+        fake_memory_init(root, BS);
+        fake_write(root, "devices/system/node/online", "0,4,6\n");
+        fake_add_node(root, 0, "0-1", "10 21 40");
+        fake_add_node(root, 4, "2-3", "21 10 18");
+        fake_add_node(root, 6, "", "40 18 10");
+        fake_add_cpu(root, 0, 0, "0", true);
+        fake_add_cpu(root, 1, 0, "1", true);
+        fake_add_cpu(root, 2, 4, "2", true);
+        fake_add_cpu(root, 3, 4, "3", true);
+        fake_add_block(root, 0, 0, "online", "Normal");
+        fake_add_block(root, 100, 6, "online", "Movable");
+        t = load(root);
+        assert_int_equal(t->n_nodes, 3);
+        assert_int_equal(t->max_node, 6);
+        assert_int_equal(t->nodes[0].id, 0);
+        assert_int_equal(t->nodes[1].id, 4);
+        assert_int_equal(t->nodes[2].id, 6);
+        assert_null(topology_node(t, 1));
+        n4 = topology_node(t, 4);
+        n6 = topology_node(t, 6);
+        assert_non_null(n4);
+        assert_non_null(n6);
+        assert_int_equal(n6->distance[0], 40);
+        assert_int_equal(n6->distance[4], 18);
+        assert_int_equal(n6->distance[6], 10);
+        assert_int_equal(n6->distance[1], 0);           /* no node1: unknown */
+        assert_int_equal(n4->distance[0], 21);
+        assert_int_equal(writer(t, 6, NULL), 4);
+        assert_int_equal(writer(t, 6, "2-3"), 0);
+        assert_picks(t, 4, NULL, 8, "2,3");
+        assert_int_equal(n6->movable_bytes, BS);
+        assert_true(n6->has_blocks);
+        assert_int_equal(n6->first_block, 100);
+        topology_free(TAKE_PTR(t));
+
+        /* Without node/online the directory listing gives the order. */
+        fake_unlink(root, "devices/system/node/online");
+        t = load(root);
+        assert_int_equal(topology_node(t, 6)->distance[4], 18);
+        assert_int_equal(writer(t, 6, NULL), 4);
+}
+
+static void test_memory_by_zone(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+        const struct topo_node *n0, *n1, *n2;
+
+        for (uint64_t b = 16; b < 20; b++)
+                fake_add_block(root, b, 1, "online", "Movable");
+        fake_add_block(root, 20, 2, "offline", "Movable Normal");
+        fake_add_block(root, 21, 2, "offline", "Movable");
+        fake_add_block(root, 22, 2, "online", "Movable");
+        fake_add_block(root, 23, 2, "online", "none");  /* spans zones: kernel memory */
+        fake_add_block(root, 30, -1, "online", "Normal"); /* no link yet: no node */
+        fake_add_block(root, 5, 0, "going-offline", "Normal");
+        t = load(root);
+        n0 = topology_node(t, 0);
+        n1 = topology_node(t, 1);
+        n2 = topology_node(t, 2);
+
+        /* Block 0 is DMA32, still kernel memory; block 5 is going offline. */
+        assert_int_equal(n0->kernel_bytes, 7 * BS);
+        assert_int_equal(n0->movable_bytes, 0);
+        assert_int_equal(n1->kernel_bytes, 8 * BS);
+        assert_int_equal(n1->movable_bytes, 4 * BS);
+        assert_int_equal(n2->kernel_bytes, BS);
+        assert_int_equal(n2->movable_bytes, BS);
+
+        assert_true(n0->has_blocks);
+        assert_int_equal(n0->first_block, 0);
+        assert_int_equal(n0->last_block, 7);
+        assert_true(n1->has_blocks);
+        assert_int_equal(n1->first_block, 8);
+        assert_int_equal(n1->last_block, 19);
+        /* Offline blocks count for the span too. */
+        assert_true(n2->has_blocks);
+        assert_int_equal(n2->first_block, 20);
+        assert_int_equal(n2->last_block, 23);
+}
+
+static void test_no_blocks_span(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = load(root);
+
+        assert_false(topology_node(t, 2)->has_blocks);
+        assert_int_equal(topology_node(t, 2)->kernel_bytes, 0);
+        assert_int_equal(topology_node(t, 2)->movable_bytes, 0);
+}
+
+static void assert_load_fails(const char *root, int want) {
+        struct topology *t = NULL;
+        int r = topology_load(root, &t);
+
+        if (r != want)
+                fail_msg("topology_load: got %d, want %d", r, want);
+        assert_null(t);
+}
+
+static void test_malformed(void **state) {
+        const char *root = *state;
+        char *saved;
+
+        fake_write(root, "devices/system/cpu/cpu2/online", "2\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/cpu/cpu2/online", "yes\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/cpu/cpu2/online", "1\n");
+
+        saved = fake_read(root, "devices/system/node/node1/distance");
+        fake_write(root, "devices/system/node/node1/distance", "20 ten 17\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/node/node1/distance", "20 10\n");  /* too few */
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/node/node1/distance", "%s\n", saved);
+        free(saved);
+
+        fake_write(root, "devices/system/node/node0/cpulist", "0-\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/node/node0/cpulist", "0-3\n");
+
+        fake_write(root, "devices/system/cpu/cpu1/topology/thread_siblings_list", "1;3\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/cpu/cpu1/topology/thread_siblings_list", "1,3\n");
+
+        fake_write(root, "devices/system/cpu/isolated", "garbage\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/cpu/isolated", "\n");
+
+        fake_write(root, "devices/system/memory/block_size_bytes", "0x8z\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/memory/block_size_bytes", "0\n");
+        assert_load_fails(root, -EINVAL);
+        fake_write(root, "devices/system/memory/block_size_bytes", "8000000\n");
+
+        /* A directory where a file should be. */
+        fake_unlink(root, "devices/system/cpu/cpu3/online");
+        fake_mkdir(root, "devices/system/cpu/cpu3/online");
+        assert_load_fails(root, -EISDIR);
+        fake_rmdir(root, "devices/system/cpu/cpu3/online");
+
+        /* Repaired: loads again. */
+        _cleanup_topology_ struct topology *t = load(root);
+        assert_int_equal(t->n_nodes, 3);
+        assert_int_equal(topology_load(NULL, &t), -EINVAL);
+}
+
+static void test_no_numa(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        /* CONFIG_NUMA=n: no node directory, no node links anywhere. */
+        fake_memory_init(root, BS);
+        fake_write(root, "devices/system/cpu/cpu0/topology/thread_siblings_list", "0-1\n");
+        fake_write(root, "devices/system/cpu/cpu1/topology/thread_siblings_list", "0-1\n");
+        fake_write(root, "devices/system/cpu/cpu1/online", "1\n");
+        fake_add_block(root, 0, -1, "online", "Normal");
+        fake_add_block(root, 1, -1, "offline", "Normal Movable");
+        t = load(root);
+        assert_int_equal(t->n_nodes, 1);
+        assert_int_equal(t->nodes[0].id, 0);
+        assert_int_equal(t->nodes[0].distance[0], 10);
+        assert_int_equal(t->cpus[1].node, 0);
+        assert_int_equal(t->nodes[0].kernel_bytes, BS);
+        assert_int_equal(t->nodes[0].last_block, 1);
+        assert_int_equal(writer(t, 0, NULL), 0);
+        assert_picks(t, 0, NULL, 8, "0");
+}
+
+static void test_no_memory(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        fake_add_node(root, 0, "0", "10");
+        fake_add_cpu(root, 0, 0, "0", true);
+        t = load(root);
+        assert_int_equal(t->block_size, 0);
+        assert_false(t->nodes[0].has_blocks);
+}
+
+/* A 3 TiB pmem range in 128 MiB blocks: one pass, no per-block rescans. */
+static void test_many_blocks(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+        uint64_t start;
+
+        fake_add_blocks(root, 16, 24576, 2, "online", "Movable");
+        start = now_usec();
+        t = load(root);
+        /* Generous: valgrind is slow, a quadratic scan takes minutes. */
+        assert_true(now_usec() - start < 60 * USEC_PER_SEC);
+        assert_int_equal(topology_node(t, 2)->movable_bytes, 24576 * BS);
+        assert_int_equal(topology_node(t, 2)->first_block, 16);
+        assert_int_equal(topology_node(t, 2)->last_block, 16 + 24575);
+        assert_int_equal(topology_node(t, 1)->last_block, 15);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_standard, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_siblings, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_wide_core, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_banned_isolated_offline, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_online_file, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_siblings_and_links, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_cpuless_nearest, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_cpuless_tie, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_hmat_initiator, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_sparse_nodes, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_memory_by_zone, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_no_blocks_span, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_malformed, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_no_numa, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_no_memory, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_many_blocks, setup_standard_fast, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -217,6 +217,16 @@ static void json_opt_string(FILE *out, const char *key, const char *v) {
                 fputs("null", out);
 }
 
+/* Three "key":string-or-null members, comma separated. */
+static void json_three(FILE *out, const char *k1, const char *v1, const char *k2, const char *v2, const char *k3,
+                       const char *v3) {
+        json_opt_string(out, k1, v1);
+        fputc(',', out);
+        json_opt_string(out, k2, v2);
+        fputc(',', out);
+        json_opt_string(out, k3, v3);
+}
+
 static void print_json(FILE *out, const struct status *s) {
         fprintf(out, "{\"block_size\":%" PRIu64 ",\"nodes\":[", s->block_size);
         for (size_t i = 0; i < s->n_nodes; i++) {
@@ -241,29 +251,19 @@ static void print_json(FILE *out, const struct status *s) {
                 fputs("]}", out);
         }
         fputs("],\"kernel\":{", out);
-        json_opt_string(out, "auto_online_blocks", s->auto_online);
-        fputc(',', out);
-        json_opt_string(out, "online_policy", s->online_policy);
-        fputc(',', out);
-        json_opt_string(out, "auto_movable_ratio", s->auto_movable_ratio);
+        json_three(out, "auto_online_blocks", s->auto_online, "online_policy", s->online_policy,
+                   "auto_movable_ratio", s->auto_movable_ratio);
         fputs("},\"conflicts\":[", out);
         for (size_t i = 0; i < s->conflicts.n; i++) {
                 const struct conflict *c = &s->conflicts.items[i];
 
                 fputs(i ? ",{" : "{", out);
-                json_opt_string(out, "what", c->what);
-                fputc(',', out);
-                json_opt_string(out, "where", c->where);
-                fputc(',', out);
-                json_opt_string(out, "fix", c->fix);
+                json_three(out, "what", c->what, "where", c->where, "fix", c->fix);
                 fputc('}', out);
         }
         fputs("],\"daemon\":{", out);
-        json_opt_string(out, "active_state", s->daemon.active_state);
-        fputc(',', out);
-        json_opt_string(out, "status_text", s->daemon.status_text);
-        fputc(',', out);
-        json_opt_string(out, "error", s->daemon.error);
+        json_three(out, "active_state", s->daemon.active_state, "status_text", s->daemon.status_text, "error",
+                   s->daemon.error);
         fputs("}", out);
         if (s->policy_warning) {
                 fputc(',', out);

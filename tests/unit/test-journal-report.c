@@ -202,24 +202,41 @@ static int teardown(void **state) {
 
 /* ---- running the subcommands ---------------------------------------------- */
 
-/* Run journal_report_main with a NULL-terminated argument list; output in *ret_out. */
-static int run_report(char **ret_out, ...) {
-        char *argv[32] = { (char *) "report" };
+/* Run report (root NULL) or status with a NULL-terminated argument list; output in *ret_out. */
+static int run_va(const char *root, char **ret_out, va_list ap) {
+        char *argv[32] = { (char *) (root ? "status" : "report") };
         int argc = 1, r;
         char *buf = NULL;
         size_t n = 0;
         FILE *out;
-        va_list ap;
 
-        va_start(ap, ret_out);
         for (const char *a; (a = va_arg(ap, const char *)); )
                 argv[argc++] = (char *) a;
-        va_end(ap);
         out = open_memstream(&buf, &n);
         assert_non_null(out);
-        r = journal_report_main(argc, argv, out);
+        r = root ? status_main(argc, argv, root, out) : journal_report_main(argc, argv, out);
         fclose(out);
         *ret_out = buf;
+        return r;
+}
+
+static int run_report(char **ret_out, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, ret_out);
+        r = run_va(NULL, ret_out, ap);
+        va_end(ap);
+        return r;
+}
+
+static int run_status(const char *root, char **ret_out, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, ret_out);
+        r = run_va(root, ret_out, ap);
+        va_end(ap);
         return r;
 }
 
@@ -631,26 +648,6 @@ static void test_parse_time(void **state) {
 }
 
 /* ---- status tests ------------------------------------------------------------ */
-
-static int run_status(const char *root, char **ret_out, ...) {
-        char *argv[16] = { (char *) "status" };
-        int argc = 1, r;
-        char *buf = NULL;
-        size_t n = 0;
-        FILE *out;
-        va_list ap;
-
-        va_start(ap, ret_out);
-        for (const char *a; (a = va_arg(ap, const char *)); )
-                argv[argc++] = (char *) a;
-        va_end(ap);
-        out = open_memstream(&buf, &n);
-        assert_non_null(out);
-        r = status_main(argc, argv, root, out);
-        fclose(out);
-        *ret_out = buf;
-        return r;
-}
 
 /* Standard machine plus hot-added memory: offline blocks on node 1 and CPU-less node 2, movable online ones. */
 static char *status_machine(void) {

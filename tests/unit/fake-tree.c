@@ -270,3 +270,68 @@ void fake_add_blocks(const char *root, uint64_t first, uint64_t count, int node,
                         die("symlink", path);
         }
 }
+
+char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
+        char *region_dir, *dev_dir, rel[512], target[512];
+
+        if (d->no_nd) {
+                if (asprintf(&region_dir, "devices/platform/hmem.%d", d->region) < 0)
+                        abort();
+                if (asprintf(&dev_dir, "%s/dax%d.%d", region_dir, d->region, d->id) < 0)
+                        abort();
+        } else {
+                if (asprintf(&region_dir, "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region%d",
+                             d->region) < 0)
+                        abort();
+                snprintf(rel, sizeof(rel), "%s/uevent", region_dir);
+                fake_write(root, rel, "DEVTYPE=%s\nMODALIAS=nd:t%d\n",
+                           d->volatile_region ? "nd_volatile" : "nd_pmem", d->volatile_region ? 5 : 2);
+                snprintf(rel, sizeof(rel), "%s/nstype", region_dir);
+                fake_write(root, rel, "%d\n", d->volatile_region ? 4 : 5);
+                snprintf(rel, sizeof(rel), "%s/dax_seed", region_dir);
+                fake_write(root, rel, "dax%d.%d\n", d->region, d->id + 1);
+                snprintf(rel, sizeof(rel), "%s/pfn_seed", region_dir);
+                fake_write(root, rel, "pfn%d.0\n", d->region);
+                if (d->ns_uuid) {
+                        snprintf(rel, sizeof(rel), "%s/namespace%d.%d/uuid", region_dir, d->region, d->id);
+                        fake_write(root, rel, "%s\n", d->ns_uuid);
+                }
+                snprintf(rel, sizeof(rel), "%s/dax%d.%d/namespace", region_dir, d->region, d->id);
+                fake_write(root, rel, "namespace%d.%d\n", d->region, d->id);
+                if (d->dax_uuid) {
+                        snprintf(rel, sizeof(rel), "%s/dax%d.%d/uuid", region_dir, d->region, d->id);
+                        fake_write(root, rel, "%s\n", d->dax_uuid);
+                }
+                if (asprintf(&dev_dir, "%s/dax%d.%d/dax%d.%d", region_dir, d->region, d->id, d->region, d->id) < 0)
+                        abort();
+        }
+
+        snprintf(rel, sizeof(rel), "%s/size", dev_dir);
+        fake_write(root, rel, "%llu\n", (unsigned long long) d->size);
+        snprintf(rel, sizeof(rel), "%s/resource", dev_dir);
+        fake_write(root, rel, "%#llx\n", (unsigned long long) d->start);
+        snprintf(rel, sizeof(rel), "%s/numa_node", dev_dir);
+        fake_write(root, rel, "%d\n", d->target_node >= 0 ? d->target_node : -1);
+        if (d->target_node >= 0) {
+                snprintf(rel, sizeof(rel), "%s/target_node", dev_dir);
+                fake_write(root, rel, "%d\n", d->target_node);
+        }
+        if (d->driver) {
+                fake_mkdir(root, "bus/dax/drivers/kmem");
+                fake_mkdir(root, "bus/dax/drivers/device_dax");
+                snprintf(rel, sizeof(rel), "%s/driver", dev_dir);
+                /* Relative to the device directory, back up to the root. */
+                target[0] = '\0';
+                for (const char *s = dev_dir; *s; s++)
+                        if (*s == '/')
+                                strncat(target, "../", sizeof(target) - strlen(target) - 1);
+                strncat(target, "../bus/dax/drivers/", sizeof(target) - strlen(target) - 1);
+                strncat(target, d->driver, sizeof(target) - strlen(target) - 1);
+                fake_symlink(root, rel, target);
+        }
+        snprintf(rel, sizeof(rel), "bus/dax/devices/dax%d.%d", d->region, d->id);
+        snprintf(target, sizeof(target), "../../../%s", dev_dir);
+        fake_symlink(root, rel, target);
+        free(region_dir);
+        return dev_dir;
+}

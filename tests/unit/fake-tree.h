@@ -49,3 +49,25 @@ void fake_link_block(const char *root, uint64_t id, int node);
  *   block size 128 MiB; boot blocks 0-7 online Normal on node0, 8-15 on node1.
  */
 void fake_standard_machine(const char *root);
+
+/*
+ * A dax device on an nd bus, laid out as the kernel does (see daemon/pmem.c):
+ *   devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/regionR/{uevent,nstype,dax_seed,pfn_seed}
+ *   .../regionR/namespaceR.N/uuid                      (ns_uuid)
+ *   .../regionR/daxR.N/{namespace,uuid}                (the nd_dax; uuid = dax_uuid)
+ *   .../regionR/daxR.N/daxR.N/{size,resource,target_node,numa_node,driver}
+ *   bus/dax/devices/daxR.N -> the last directory
+ * With no_nd the device sits under devices/platform/hmem.R instead (no region).
+ */
+struct fake_dax {
+        int region, id;                 /* daxR.N claiming namespaceR.N */
+        const char *driver;             /* "kmem", "device_dax", NULL = unbound */
+        uint64_t start, size;
+        int target_node;                /* < 0: no target_node attribute (as the kernel hides it) */
+        const char *ns_uuid;            /* NULL: no namespace uuid file */
+        const char *dax_uuid;           /* NULL: no nd_dax uuid file */
+        bool volatile_region;           /* DEVTYPE=nd_volatile instead of nd_pmem */
+        bool no_nd;                     /* not under an nd bus (hmem-like) */
+};
+/* Returns the device directory relative to root (caller frees), e.g. for mappingK or removal. */
+char *fake_add_dax_device(const char *root, const struct fake_dax *d);

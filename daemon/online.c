@@ -10,6 +10,8 @@
 #include "sysfs.h"
 #include "util.h"
 
+#define WORKER_STACK_SIZE (256 * 1024)
+
 /* Used when the request carries no policy (tests, --once before a config). */
 #define DEFAULT_RETRIES 5U
 #define DEFAULT_BACKOFF_MS 10U
@@ -326,6 +328,7 @@ int online_run(const struct online_request *req, struct online_result **ret) {
         struct worker *workers = NULL;
         size_t n_workers = 0, n_blocks = 0, wi = 0, first;
         struct run run = {};
+        pthread_attr_t attr;
         int r = 0;
 
         if (!req || !req->plan || !ret)
@@ -421,11 +424,15 @@ int online_run(const struct online_request *req, struct online_result **ret) {
         pthread_mutex_init(&run.arbiter.lock, NULL);
         pthread_cond_init(&run.arbiter.cond, NULL);
 
+        /* Workers need little stack; the daemon mlockall()s, so keep it small. */
+        pthread_attr_init(&attr);
+        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
         for (size_t i = 0; i < n_workers; i++) {
                 if (workers[i].n_items == 0)
                         continue;
-                workers[i].started = pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]) == 0;
+                workers[i].started = pthread_create(&workers[i].thread, &attr, worker_main, &workers[i]) == 0;
         }
+        pthread_attr_destroy(&attr);
         /* A thread we could not create still gets its blocks done, unpinned, by us. */
         for (size_t i = 0; i < n_workers; i++)
                 if (workers[i].n_items > 0 && !workers[i].started) {

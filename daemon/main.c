@@ -24,29 +24,13 @@
 #include "pmem.h"
 #include "policy.h"
 #include "report.h"
+#include "runner.h"
 #include "status.h"
 #include "sysfs.h"
 #include "topology.h"
 #include "util.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
-#define NODE_LINK_POLL_USEC (5 * USEC_PER_MSEC)
-
-/* One unit of work for the runner thread. */
-struct job {
-        uint64_t *ids;                  /* blocks to consider; NULL = rescan all offline */
-        size_t n_ids;
-        uint64_t first_event_usec;
-        const char *trigger;
-        char **dax_devices;             /* dax devices to consider converting */
-        uint64_t *dax_event_usec;
-        size_t n_dax;
-        struct policy *policy;          /* borrowed; kept alive until the job ends */
-        /* results, read by the main thread after the join */
-        size_t onlined, failed, not_attempted;
-        uint64_t bytes, duration_usec;
-        int error;
-};
 
 struct context {
         /* options */
@@ -57,6 +41,7 @@ struct context {
         bool config_explicit;
 
         struct reporter reporter;
+        struct runner runner_ctx;       /* what the runner thread needs */
         struct policy *policy;
         struct policy *retired_policy;  /* replaced while a job used it */
 
@@ -101,17 +86,6 @@ static void context_done(struct context *c) {
         policy_free(c->retired_policy);
 }
 
-static void job_free(struct job *j) {
-        if (!j)
-                return;
-        free(j->ids);
-        for (size_t i = 0; i < j->n_dax; i++)
-                free(j->dax_devices[i]);
-        free(j->dax_devices);
-        free(j->dax_event_usec);
-        free(j);
-}
-
 /* ---- config ------------------------------------------------------------ */
 
 static void log_policy_error(struct context *c, const struct policy_error *e, int r) {
@@ -143,318 +117,11 @@ static int load_policy(struct context *c, struct policy **ret) {
         return 0;
 }
 
-/* ---- the runner: resolve, plan, online, report ------------------------- */
-
-static uint64_t cpu_time_usec(void) {
-        struct rusage ru;
-
-        if (getrusage(RUSAGE_SELF, &ru) < 0)
-                return 0;
-        return (uint64_t) ru.ru_utime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_utime.tv_usec +
-               (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
-}
-
-/*
- * The nodeX link of a new block appears after its add event. Wait a
- * little for all unresolved blocks together, then fall back to the span
- * of block ids each node already has.
- */
-static void resolve_nodes(struct context *c, const struct policy *p, const struct topology *t,
-                          struct block_set *set) {
-        uint64_t deadline = now_usec() + (uint64_t) p->node_link_wait_ms * USEC_PER_MSEC;
-
-        for (;;) {
-                size_t missing = 0;
-
-                for (size_t i = 0; i < set->n; i++) {
-                        struct mem_block *b = &set->blocks[i];
-                        struct mem_block fresh;
-
-                        if (b->node != NODE_NONE)
-                                continue;
-                        if (block_read(c->sysfs_root, t->block_size, b->id, &fresh) == 0) {
-                                if (fresh.node != NODE_NONE)
-                                        b->node = fresh.node;
-                                mem_block_done(&fresh);
-                        }
-                        if (b->node == NODE_NONE)
-                                missing++;
-                }
-                if (missing == 0 || now_usec() >= deadline || atomic_load(&c->stop))
-                        break;
-                usleep(NODE_LINK_POLL_USEC);
-        }
-
-        for (size_t i = 0; i < set->n; i++) {
-                struct mem_block *b = &set->blocks[i];
-                int found = NODE_NONE;
-
-                if (b->node != NODE_NONE)
-                        continue;
-                for (size_t k = 0; k < t->n_nodes; k++) {
-                        const struct topo_node *n = &t->nodes[k];
-
-                        if (!n->has_blocks || b->id < n->first_block || b->id > n->last_block)
-                                continue;
-                        if (found != NODE_NONE) {       /* spans overlap: ambiguous */
-                                found = NODE_NONE;
-                                break;
-                        }
-                        found = n->id;
-                }
-                if (found != NODE_NONE) {
-                        b->node = found;
-                        b->node_guessed = true;
-                }
-        }
-}
-
-/* Read the given blocks (or all), keep the offline ones. */
-static int collect_blocks(struct context *c, const struct job *j, uint64_t block_size, struct block_set *set) {
-        int r;
-
-        if (!j->ids)
-                return blocks_scan(c->sysfs_root, block_size, BLOCK_STATE_OFFLINE, set);
-
-        for (size_t i = 0; i < j->n_ids; i++) {
-                struct mem_block b;
-
-                r = block_read(c->sysfs_root, block_size, j->ids[i], &b);
-                if (r == -ENOENT)
-                        continue;       /* removed again before we got to it */
-                if (r < 0) {
-                        report_log(&c->reporter, LOG_WARNING, NULL, "memory%llu: cannot read state: %s",
-                                   (unsigned long long) j->ids[i], strerror(-r));
-                        continue;
-                }
-                if (b.state != BLOCK_STATE_OFFLINE) {
-                        mem_block_done(&b);
-                        continue;
-                }
-                b.event_usec = j->first_event_usec;
-                if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
-                        mem_block_done(&b);
-                        return -ENOMEM;
-                }
-                set->blocks[set->n++] = b;
-        }
-        return 0;
-}
-
-static void warn_pin_failure(struct context *c, const struct online_result *res) {
-        if (!res->pin_failed || c->reporter.pin_warned)
-                return;
-        c->reporter.pin_warned = true;
-        report_log(&c->reporter, LOG_WARNING, NULL,
-                   "cannot pin a worker to CPU %d: %s; carrying on unpinned", res->pin_cpu,
-                   strerror(res->pin_errno > 0 ? res->pin_errno : -res->pin_errno));
-}
-
-/* Plan and online one set of blocks; fills the job's counters. */
-static int online_blocks(struct context *c, struct job *j, struct topology *t, struct block_set *set,
-                         const char *trigger, uint64_t first_event_usec,
-                         struct online_result **ret_res) {
-        _cleanup_plan_ struct plan *plan = NULL;
-        _cleanup_online_result_ struct online_result *res = NULL;
-        uint64_t cpu0 = cpu_time_usec();
-        struct online_request req;
-        struct batch_info info;
-        int r;
-
-        r = plan_build(set, t, j->policy, &plan);
-        if (r < 0) {
-                report_log(&c->reporter, LOG_ERR, NULL, "planning %zu blocks failed: %s", set->n, strerror(-r));
-                return r;
-        }
-        if (c->dry_run) {
-                plan_print(plan, stdout);
-                fflush(stdout);
-                return 0;
-        }
-        for (size_t i = 0; i < plan->n_skipped; i++)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "memory%llu: skipped (%s)",
-                           (unsigned long long) plan->skipped[i].block->id, plan->skipped[i].reason);
-        for (size_t g = 0; g < plan->n_groups; g++)
-                for (size_t i = 0; i < plan->groups[g].n_items; i++)
-                        if (streq(plan->groups[g].items[i].reason, "ratio guard"))
-                                report_log(&c->reporter, LOG_INFO, MESSAGE_ID_RATIO,
-                                           "memory%llu: online_kernel instead of online_movable: "
-                                           "the MOVABLE:KERNEL ratio would exceed %u%%",
-                                           (unsigned long long) plan->groups[g].items[i].block->id,
-                                           j->policy->movable_ratio);
-        if (plan->n_items == 0)
-                return 0;
-
-        req = (struct online_request) {
-                .sysfs_root = c->sysfs_root,
-                .block_size = t->block_size,
-                .plan = plan,
-                .policy = j->policy,
-                .stop = &c->stop,
-        };
-        r = online_run(&req, &res);
-        if (r < 0) {
-                report_log(&c->reporter, LOG_ERR, NULL, "onlining %zu blocks failed: %s", plan->n_items,
-                           strerror(-r));
-                return r;
-        }
-        warn_pin_failure(c, res);
-
-        info = (struct batch_info) {
-                .trigger = trigger,
-                .first_event_usec = first_event_usec,
-                .cpu_usec = cpu_time_usec() - cpu0,
-                .block_size = t->block_size,
-        };
-        r = report_batch(&c->reporter, &info, plan, res);
-        if (r < 0)
-                report_log(&c->reporter, LOG_WARNING, NULL, "cannot write the batch record: %s", strerror(-r));
-
-        for (size_t i = 0; i < res->n_blocks; i++) {
-                const struct block_result *b = &res->blocks[i];
-
-                if (b->not_attempted)
-                        j->not_attempted++;
-                else if (b->error < 0)
-                        j->failed++;
-                else
-                        j->onlined++;
-        }
-        j->bytes += res->bytes;
-        j->duration_usec += res->end_usec - res->start_usec;
-        if (ret_res)
-                *ret_res = TAKE_PTR(res);
-        return 0;
-}
-
-/* Convert selected devdax devices to system-ram and online their memory at once. */
-static void handle_dax(struct context *c, struct job *j) {
-        struct pmem_devices devs = {};
-        int r;
-
-        if (j->n_dax == 0)
-                return;
-        r = pmem_scan(c->sysfs_root, &devs);
-        if (r < 0) {
-                report_log(&c->reporter, LOG_WARNING, NULL, "cannot scan dax devices: %s", strerror(-r));
-                return;
-        }
-        for (size_t i = 0; i < j->n_dax && !atomic_load(&c->stop); i++) {
-                const struct pmem_device *dev = pmem_devices_find(&devs, j->dax_devices[i]);
-                struct pmem_decision d = {};
-                struct pmem_convert_result conv = {};
-                _cleanup_topology_ struct topology *t = NULL;
-                _cleanup_online_result_ struct online_result *res = NULL;
-                struct pmem_devices after = {};
-                struct block_set set = {};
-                uint64_t online0;
-
-                if (!dev)
-                        continue;       /* removed again */
-                r = pmem_decide(dev, j->policy, PMEM_DAXCTL_CONFDIR, &d);
-                if (r < 0 || d.action != PMEM_ACTION_CONVERT) {
-                        report_log(&c->reporter, LOG_INFO, NULL, "%s: not converting: %s", dev->name,
-                                   r < 0 ? strerror(-r) : d.reason);
-                        continue;
-                }
-                r = pmem_convert(dev->name, &conv);
-                if (r < 0) {
-                        report_log(&c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s",
-                                   dev->name, conv.reason[0] ? conv.reason : strerror(-r));
-                        continue;
-                }
-
-                /* The kmem probe added the blocks synchronously: online them now. */
-                online0 = now_usec();
-                r = topology_load(c->sysfs_root, &t);
-                if (r >= 0)
-                        r = pmem_scan(c->sysfs_root, &after);
-                if (r >= 0) {
-                        const struct pmem_device *now = pmem_devices_find(&after, dev->name);
-                        struct job sub = { .policy = j->policy };
-
-                        if (now) {
-                                for (size_t k = 0; k < now->n_ranges; k++)
-                                        for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
-                                             a < now->ranges[k].end; a += t->block_size) {
-                                                struct mem_block b;
-
-                                                if (block_read(c->sysfs_root, t->block_size, a / t->block_size, &b) < 0)
-                                                        continue;
-                                                if (b.state != BLOCK_STATE_OFFLINE ||
-                                                    GROW(set.blocks, set.allocated, set.n + 1) < 0) {
-                                                        mem_block_done(&b);
-                                                        continue;
-                                                }
-                                                set.blocks[set.n++] = b;
-                                        }
-                        }
-                        resolve_nodes(c, j->policy, t, &set);
-                        (void) pmem_attribute_blocks(&after, t->block_size, &set);
-                        (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &res);
-                        j->onlined += sub.onlined;
-                        j->failed += sub.failed;
-                        j->not_attempted += sub.not_attempted;
-                        j->bytes += sub.bytes;
-                        (void) pmem_report_device(&c->reporter, now ? now : dev, &conv, now_usec() - online0,
-                                                  now_usec() - j->dax_event_usec[i], sub.onlined, sub.bytes);
-                } else
-                        report_log(&c->reporter, LOG_WARNING, NULL, "%s: converted, but rescanning failed: %s; "
-                                   "its blocks come online with their add events", dev->name, strerror(-r));
-                block_set_clear(&set);
-                pmem_devices_clear(&after);
-        }
-        pmem_devices_clear(&devs);
-}
-
-static int run_job(struct context *c, struct job *j) {
-        _cleanup_topology_ struct topology *t = NULL;
-        struct pmem_devices devs = {};
-        struct block_set set = {};
-        int r;
-
-        handle_dax(c, j);
-        if (j->n_ids == 0 && j->ids)
-                return 0;
-        if (atomic_load(&c->stop))
-                return 0;
-
-        r = topology_load(c->sysfs_root, &t);
-        if (r < 0) {
-                report_log(&c->reporter, LOG_ERR, NULL, "cannot read the topology under %s: %s", c->sysfs_root,
-                           strerror(-r));
-                return r;
-        }
-        r = collect_blocks(c, j, t->block_size, &set);
-        if (r < 0) {
-                report_log(&c->reporter, LOG_ERR, NULL, "cannot read memory blocks: %s", strerror(-r));
-                goto finish;
-        }
-        if (set.n == 0 && !c->dry_run)
-                goto finish;
-        resolve_nodes(c, j->policy, t, &set);
-        r = pmem_scan(c->sysfs_root, &devs);
-        if (r >= 0)
-                r = pmem_attribute_blocks(&devs, t->block_size, &set);
-        if (r < 0)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "no dax attribution: %s", strerror(-r));
-        if (c->dry_run) {
-                r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, stdout);
-                if (r < 0)
-                        report_log(&c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
-        }
-        r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, NULL);
-finish:
-        pmem_devices_clear(&devs);
-        block_set_clear(&set);
-        return r;
-}
-
 static void *runner_main(void *userdata) {
         struct context *c = userdata;
         uint64_t one = 1;
 
-        c->job->error = run_job(c, c->job);
+        c->job->error = runner_run_job(&c->runner_ctx, c->job);
         /* Wake the event loop; it joins us. */
         if (write(c->done_fd, &one, sizeof(one)) < 0)
                 c->job->error = c->job->error ?: -errno;
@@ -772,7 +439,7 @@ static int run_once(struct context *c) {
 
         if (!c->dry_run)
                 warn_conflicts(c);
-        r = run_job(c, &j);
+        r = runner_run_job(&c->runner_ctx, &j);
         if (r < 0)
                 return r;
         if (c->dry_run)
@@ -884,6 +551,13 @@ int main(int argc, char **argv) {
         if ((c.once || c.dry_run || c.check_config) && c.log_target == LOG_TARGET_AUTO)
                 c.log_target = LOG_TARGET_CONSOLE;
         reporter_init(&c.reporter, c.log_target);
+        c.runner_ctx = (struct runner) {
+                .sysfs_root = c.sysfs_root,
+                .reporter = &c.reporter,
+                .stop = &c.stop,
+                .dry_run = c.dry_run,
+                .out = stdout,
+        };
 
         if (c.check_config) {
                 struct policy_error err = {};

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "policy.h"
+#include "report.h"
+
+/*
+ * One pass of the pipeline after the batcher: convert selected dax
+ * devices, read the blocks, resolve their nodes, attribute them to dax
+ * devices, plan, online and report. The daemon runs it on its runner
+ * thread; --once, --dry-run and the benchmarks call it directly.
+ */
+
+struct runner {
+        const char *sysfs_root;
+        struct reporter *reporter;
+        atomic_bool *stop;              /* SIGTERM: finish in-flight writes, start no more */
+        bool dry_run;                   /* print the plan to out, write nothing */
+        FILE *out;                      /* dry-run output */
+};
+
+/* One unit of work. */
+struct job {
+        uint64_t *ids;                  /* blocks to consider; NULL = rescan all offline */
+        size_t n_ids;
+        uint64_t first_event_usec;
+        const char *trigger;
+        char **dax_devices;             /* dax devices to consider converting */
+        uint64_t *dax_event_usec;
+        size_t n_dax;
+        struct policy *policy;          /* borrowed; kept alive until the job ends */
+        /* results, read by the main thread after the join */
+        size_t onlined, failed, not_attempted;
+        uint64_t bytes, duration_usec;
+        int error;
+};
+
+void job_free(struct job *j);
+
+/* 0, or -errno when the pass could not run at all (block failures are in the counters). */
+int runner_run_job(struct runner *c, struct job *j);
+
+/* Process CPU time (user + system) in µs. */
+uint64_t cpu_time_usec(void);

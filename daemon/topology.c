@@ -214,8 +214,8 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
         if (n_online > 0 && (int) online[n_online - 1] > t->max_node)
                 t->max_node = (int) online[n_online - 1];
 
-        t->nodes = calloc(n_dirs, sizeof(struct topo_node));
-        cpulists = calloc(n_dirs, sizeof(struct bitmask *));
+        t->nodes = calloc(n_dirs ? n_dirs : 1, sizeof(struct topo_node));
+        cpulists = calloc(n_dirs ? n_dirs : 1, sizeof(struct bitmask *));
         if (!t->nodes || !cpulists) {
                 free(cpulists);
                 return -ENOMEM;

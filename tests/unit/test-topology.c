@@ -403,12 +403,12 @@ static void test_no_blocks_span(void **state) {
 }
 
 static void assert_load_fails(const char *root, int want) {
-        struct topology *t = NULL;
+        struct topology sentinel, *t = &sentinel;
         int r = topology_load(root, &t);
 
         if (r != want)
                 fail_msg("topology_load: got %d, want %d", r, want);
-        assert_null(t);
+        assert_ptr_equal(t, &sentinel);         /* untouched on failure */
 }
 
 static void test_malformed(void **state) {
@@ -492,6 +492,28 @@ static void test_no_memory(void **state) {
         assert_false(t->nodes[0].has_blocks);
 }
 
+static void test_empty_node_dir(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        /* A node directory with no nodes in it: nothing to write from, no crash. */
+        fake_mkdir(root, "devices/system/node");
+        fake_add_cpu(root, 0, -1, "0", true);
+        t = load(root);
+        assert_int_equal(t->n_nodes, 0);
+        assert_int_equal(t->cpus[0].node, NODE_NONE);
+        assert_null(topology_node(t, 0));
+        assert_int_equal(writer(t, 0, NULL), NODE_NONE);
+        assert_picks(t, 0, NULL, 8, "");
+}
+
+static void test_cpu_out_of_range(void **state) {
+        const char *root = *state;
+
+        fake_add_cpu(root, CPUSET_MAX, 0, "8192", true);
+        assert_load_fails(root, -ERANGE);
+}
+
 /* A 3 TiB pmem range in 128 MiB blocks: one pass, no per-block rescans. */
 static void test_many_blocks(void **state) {
         const char *root = *state;
@@ -526,6 +548,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_malformed, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_no_numa, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_no_memory, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_empty_node_dir, setup_empty, teardown),
+                cmocka_unit_test_setup_teardown(test_cpu_out_of_range, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_many_blocks, setup_standard_fast, teardown),
         };
 

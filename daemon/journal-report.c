@@ -835,6 +835,42 @@ finish:
         return r;
 }
 
+static int host_index_cmp(const void *a, const void *b, void *userdata) {
+        char *const *hosts = userdata;
+
+        return strcmp(hosts[*(const size_t *) a], hosts[*(const size_t *) b]);
+}
+
+/* Hosts in name order, so every table lists them alike. */
+static int sort_hosts(struct jr *c) {
+        _cleanup_free_ size_t *order = calloc(c->n_hosts ?: 1, sizeof(size_t));
+        _cleanup_free_ size_t *rank = calloc(c->n_hosts ?: 1, sizeof(size_t));
+        _cleanup_free_ char **sorted = calloc(c->n_hosts ?: 1, sizeof(char *));
+
+        if (!order || !rank || !sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_hosts; i++)
+                order[i] = i;
+        qsort_r(order, c->n_hosts, sizeof(size_t), host_index_cmp, c->hosts);
+        for (size_t i = 0; i < c->n_hosts; i++) {
+                rank[order[i]] = i;
+                sorted[i] = c->hosts[order[i]];
+        }
+        memcpy(c->hosts, sorted, c->n_hosts * sizeof(char *));
+        for (size_t i = 0; i < c->n_batches; i++)
+                c->batches[i].host = rank[c->batches[i].host];
+        for (size_t i = 0; i < c->n_failures; i++)
+                c->failures[i].host = rank[c->failures[i].host];
+        for (size_t i = 0; i < c->n_devices; i++)
+                c->devices[i].host = rank[c->devices[i].host];
+        /* The batch map and process list hash host indices; reading is over, so drop them. */
+        free(TAKE_PTR(c->map));
+        c->map_cap = 0;
+        free(TAKE_PTR(c->procs));
+        c->n_procs = c->a_procs = 0;
+        return 0;
+}
+
 /* ---- selection ----------------------------------------------------------- */
 
 static bool node_visible(const struct jr *c, int node) {
@@ -1172,6 +1208,7 @@ static int print_host_summary(FILE *out, const struct jr *c, const size_t *vis, 
         _cleanup_free_ double *rates = NULL;
         _cleanup_free_ double *medians = NULL;
         size_t slowest = NONE;
+        double fastest = -1;
         char g1[32], g2[32];
 
         rates = calloc(n_vis ?: 1, sizeof(double));
@@ -1199,7 +1236,12 @@ static int print_host_summary(FILE *out, const struct jr *c, const size_t *vis, 
                 medians[h] = n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
                 if (slowest == NONE || medians[h] < medians[slowest])
                         slowest = h;
+                if (medians[h] > fastest)
+                        fastest = medians[h];
         }
+        /* Hosts that all run at the same speed have no slowest one. */
+        if (slowest != NONE && !(medians[slowest] < fastest))
+                slowest = NONE;
 
         fprintf(out, "\n%sPer host:%s\n", on(c, ANSI_BOLD), off(c));
         fprintf(out, "%-*s  %8s %8s %10s %13s\n", (int) host_w, "HOST", "BATCHES", "BLOCKS", "GiB", "MEDIAN GiB/s");
@@ -1558,6 +1600,11 @@ int journal_report_main(int argc, char **argv, FILE *out) {
         r = read_journal(&c);
         if (r < 0)
                 return r;
+        r = sort_hosts(&c);
+        if (r < 0) {
+                fprintf(stderr, "report: out of memory\n");
+                return r;
+        }
 
         if (c.failures_mode)
                 r = print_failures(out, &c);

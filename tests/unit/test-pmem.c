@@ -130,6 +130,15 @@ static void test_scan_namespace_from_nd_dax(void **state) {
         /* namespace0.3 has no uuid file: no raw uuid, the nd_dax uuid stays. */
         assert_null(c->devs.devices[0].namespace_raw_uuid);
         assert_string_equal(c->devs.devices[0].namespace_uuid, UUID_DAX0);
+
+        /* No namespace attribute (or an empty one): dax_pmem named daxR.N after namespaceR.N. */
+        fake_write(c->root, rel, "\n");
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_string_equal(c->devs.devices[0].namespace_name, "namespace0.0");
+        assert_string_equal(c->devs.devices[0].namespace_raw_uuid, UUID_NS0);
+        fake_unlink(c->root, rel);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_string_equal(c->devs.devices[0].namespace_name, "namespace0.0");
 }
 
 static void test_scan_not_nd(void **state) {

@@ -341,17 +341,19 @@ static void help(FILE *out) {
               "     --config=FILE    Policy for banned CPUs and worker counts (default " SYSCONFDIR "/memonlined.conf)\n"
               "     --rules-dir=DIR  Look for competing udev rules in DIR (repeatable)\n"
               "     --no-daemon      Do not ask systemd about memonlined.service\n"
+              "     --sysfs-root=DIR Read sysfs from DIR instead of /sys\n"
               "  -h --help           Show this help\n", out);
 }
 
 int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
-        enum { ARG_JSON = 0x100, ARG_CONFIG, ARG_RULES_DIR, ARG_NO_DAEMON };
+        enum { ARG_JSON = 0x100, ARG_CONFIG, ARG_RULES_DIR, ARG_NO_DAEMON, ARG_SYSFS_ROOT };
         static const struct option options[] = {
                 { "help",      no_argument,       NULL, 'h'           },
                 { "json",      no_argument,       NULL, ARG_JSON      },
                 { "config",    required_argument, NULL, ARG_CONFIG    },
                 { "rules-dir", required_argument, NULL, ARG_RULES_DIR },
                 { "no-daemon", no_argument,       NULL, ARG_NO_DAEMON },
+                { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
                 {}
         };
         _cleanup_(status_done) struct status s = { .root = sysfs_root ?: "/sys" };
@@ -385,6 +387,9 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
                         break;
                 case ARG_NO_DAEMON:
                         no_daemon = true;
+                        break;
+                case ARG_SYSFS_ROOT:
+                        s.root = optarg;
                         break;
                 default:
                         return 1;

@@ -12,7 +12,8 @@
  *
  * Options: --json, --config FILE (policy for banned CPUs and worker
  * counts), --rules-dir DIR (repeatable; replaces the default udev rules
- * directories), --no-daemon (skip the bus query).
+ * directories), --no-daemon (skip the bus query), --sysfs-root DIR
+ * (overrides sysfs_root).
  *
  * argv[0] is the subcommand name. Returns 0, 1 for bad usage, or -errno.
  */

@@ -754,6 +754,11 @@ static void test_status_daemon_line(void **state) {
         assert_int_equal(run_status(root, &out, "--bogus", NULL), 1);
         free(out);
         assert_true(run_status("/nonexistent/memonline-root", &out, "--no-daemon", NULL) < 0);
+        free(out);
+        /* --sysfs-root wins over the root the caller passes */
+        assert_int_equal(run_status("/nonexistent/memonline-root", &out, "--sysfs-root", root, "--no-daemon", "--json",
+                                    "--config", "/nonexistent/memonlined.conf", "--rules-dir", rules, NULL), 0);
+        assert_non_null(strstr(out, "\"offline_blocks\":6"));
         fake_tree_free(root);
 }
 

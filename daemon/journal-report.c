@@ -91,7 +91,8 @@ struct batch {
         sd_id128_t boot;
         uint64_t pid, seq, realtime;
         bool have_record;               /* the batch record itself was seen */
-        char *trigger, *device, *namespace_name, *region, *node_list;
+        char *trigger, *device, *namespace_name, *region;
+        char *node_list;                /* MEMONLINE_NODES: the number of node groups */
         struct counters c;
         struct node_rec *nodes;
         size_t n_nodes, a_nodes;
@@ -683,6 +684,22 @@ static int handle_failure(struct jr *c, const struct raw *e, size_t host, sd_id1
         return 0;
 }
 
+/* Is item one of the comma-separated values of list? (Batch records list every device they touched.) */
+static bool list_has(const char *list, const char *item) {
+        size_t n = strlen(item);
+
+        for (const char *p = list; p && *p; ) {
+                size_t l = strcspn(p, ",");
+
+                if (l == n && memcmp(p, item, n) == 0)
+                        return true;
+                p += l;
+                if (*p == ',')
+                        p++;
+        }
+        return false;
+}
+
 static int handle_device(struct jr *c, const struct raw *e, size_t host, sd_id128_t boot, uint64_t pid) {
         struct devrec *d;
         size_t idx, di;
@@ -693,7 +710,7 @@ static int handle_device(struct jr *c, const struct raw *e, size_t host, sd_id12
                 return r;
         /* Without a seq, only join a batch that onlined this very device. */
         if (idx != NONE && !e->have[F_BATCH] &&
-            (!c->batches[idx].device || !e->have[F_DEVICE] || !streq(c->batches[idx].device, e->v[F_DEVICE])))
+            (!e->have[F_DEVICE] || !list_has(c->batches[idx].device, e->v[F_DEVICE])))
                 idx = NONE;
         if (GROW(c->devices, c->a_devices, c->n_devices + 1) < 0)
                 return -ENOMEM;
@@ -883,7 +900,7 @@ static bool batch_visible(const struct jr *c, const struct batch *b) {
 
                 if (!dev && b->devrec != NONE)
                         dev = c->devices[b->devrec].device;
-                if (!dev || !streq(dev, c->device_filter))
+                if (!list_has(dev, c->device_filter))
                         return false;
         }
         if (c->node_filter >= 0) {
@@ -1048,8 +1065,15 @@ static void json_batch(FILE *out, const struct jr *c, const struct batch *b) {
                 json_kv_str(out, "namespace", b->namespace_name);
         if (b->region)
                 json_kv_str(out, "region", b->region);
-        if (b->node_list)
-                json_kv_str(out, "node_list", b->node_list);
+        if (b->node_list) {
+                uint64_t v;
+
+                /* MEMONLINE_NODES counts the batch's node groups. */
+                if (parse_u64(b->node_list, 10, &v) >= 0)
+                        json_kv_u64(out, "node_count", v);
+                else
+                        json_kv_str(out, "node_count", b->node_list);
+        }
         json_counters(out, &k);
         fputs(",\"nodes\":[", out);
         first = true;

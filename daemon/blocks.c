@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
+#include <limits.h>
 #include "blocks.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -163,7 +164,7 @@ int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct 
 int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state want, struct block_set *set) {
         _cleanup_free_ uint64_t *ids = NULL;
         size_t n_ids, n_before = set->n;
-        int r;
+        int r, skipped = 0;
 
         /* Sorted by number: memory10 must come after memory9. */
         r = sysfs_list_ids(sysfs_root, MEMORY_DIR, "memory", &ids, &n_ids);
@@ -175,24 +176,27 @@ int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state wa
                 struct mem_block b;
 
                 r = block_read_state(sysfs_root, ids[i], &state);
+                if (r >= 0 && want != BLOCK_STATE_UNKNOWN && state != want)
+                        continue;
+                if (r >= 0)
+                        r = block_read_rest(sysfs_root, block_size, ids[i], state, &b);
                 if (r == -ENOENT)
                         continue;       /* removed since readdir */
-                if (r < 0)
+                if (r == -ENOMEM)
                         goto fail;
-                if (want != BLOCK_STATE_UNKNOWN && state != want)
+                if (r < 0) {
+                        /* One unreadable block must not hide all the others; the caller hears of it. */
+                        if (skipped < INT_MAX)
+                                skipped++;
                         continue;
-                r = block_read_rest(sysfs_root, block_size, ids[i], state, &b);
-                if (r == -ENOENT)
-                        continue;
-                if (r < 0)
-                        goto fail;
+                }
                 if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
                         r = -ENOMEM;
                         goto fail;
                 }
                 set->blocks[set->n++] = b;
         }
-        return 0;
+        return skipped;
 
 fail:
         /* Leave the set as the caller gave it. */

@@ -209,6 +209,37 @@ static void test_scan_skips_vanished(void **state) {
         block_set_clear(&set);
 }
 
+/* An unreadable block is left out and counted; the others still come back. */
+static void test_scan_skips_unreadable(void **state) {
+        const char *root = *state;
+        struct block_set set = {};
+
+        fake_add_block(root, 5, 0, "offline", "Normal");
+        fake_add_block(root, 6, 0, "offline", "Normal");
+        fake_add_block(root, 7, 0, "offline", "Normal");
+        fake_add_block(root, 8, 0, "online", "Normal");
+        fake_unlink(root, "devices/system/memory/memory6/state");
+        fake_mkdir(root, "devices/system/memory/memory6/state");    /* read gives EISDIR */
+        assert_int_equal(blocks_scan(root, BS, BLOCK_STATE_OFFLINE, &set), 1);
+        assert_int_equal(set.n, 2);
+        assert_int_equal(set.blocks[0].id, 5);
+        assert_int_equal(set.blocks[1].id, 7);
+        block_set_clear(&set);
+
+        struct mem_block b = { .id = 99 };
+        assert_int_equal(block_read(root, BS, 6, &b), -EISDIR);
+        assert_int_equal(b.id, 99);
+
+        /* Broken valid_zones counts the same way. */
+        fake_unlink(root, "devices/system/memory/memory7/valid_zones");
+        fake_mkdir(root, "devices/system/memory/memory7/valid_zones");
+        assert_int_equal(blocks_scan(root, BS, BLOCK_STATE_UNKNOWN, &set), 2);
+        assert_int_equal(set.n, 2);
+        assert_int_equal(set.blocks[0].id, 5);
+        assert_int_equal(set.blocks[1].id, 8);
+        block_set_clear(&set);
+}
+
 static void test_scan_no_memory_dir(void **state) {
         char *root = fake_tree_new();
         struct block_set set = {};
@@ -246,6 +277,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_order, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_filter, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_vanished, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_scan_skips_unreadable, setup, teardown),
                 cmocka_unit_test(test_scan_no_memory_dir),
                 cmocka_unit_test_setup_teardown(test_clear_frees_strings, setup, teardown),
         };

@@ -393,6 +393,18 @@ static void test_memory_by_zone(void **state) {
         assert_int_equal(n2->last_block, 23);
 }
 
+/* One broken block must not take the whole topology down. */
+static void test_unreadable_block(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        fake_unlink(root, "devices/system/memory/memory3/state");
+        fake_mkdir(root, "devices/system/memory/memory3/state");
+        t = load(root);
+        assert_int_equal(topology_node(t, 0)->kernel_bytes, 7 * BS);
+        assert_int_equal(topology_node(t, 1)->kernel_bytes, 8 * BS);
+}
+
 static void test_no_blocks_span(void **state) {
         const char *root = *state;
         _cleanup_topology_ struct topology *t = load(root);
@@ -544,6 +556,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_hmat_initiator, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_sparse_nodes, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_memory_by_zone, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_unreadable_block, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_no_blocks_span, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_malformed, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_no_numa, setup_empty, teardown),

@@ -866,6 +866,8 @@ static int sort_hosts(struct jr *c) {
 
         if (!order || !rank || !sorted)
                 return -ENOMEM;
+        if (c->n_hosts == 0)
+                return 0;
         for (size_t i = 0; i < c->n_hosts; i++)
                 order[i] = i;
         qsort_r(order, c->n_hosts, sizeof(size_t), host_index_cmp, c->hosts);

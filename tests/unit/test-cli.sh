@@ -7,13 +7,14 @@ set -u
 . "$top_srcdir/tests/unit/fake-tree.sh"
 
 T=$(mktemp -d /tmp/memonline-cli-XXXXXX)
-trap 'rm -rf "$T"' EXIT
+trap 'chattr -R -i "$T" 2>/dev/null; rm -rf "$T"' EXIT
 n=0; failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
 check() { local name="$1"; shift; if "$@"; then ok "$name"; else not_ok "$name" "command: $*"; fi; }
 
 new_tree() {
+        chattr -R -i "$T/sys" 2>/dev/null
         rm -rf "$T/sys"; mkdir -p "$T/sys"
         fake_standard_machine "$T/sys"
         # Hot-added: 4 blocks on node1, 4 on CPU-less node2, 2 whose node link is missing.
@@ -87,9 +88,8 @@ check "second --once writes no batch record" test "$(grep -c 'MESSAGE_ID=6a1c' <
 
 # --- failures ---------------------------------------------------------------
 new_tree
-rm "$T/sys/devices/system/memory/memory33/state"
-mkdir "$T/sys/devices/system/memory/memory33/state"      # write fails: EISDIR
-echo offline > "$T/sys/devices/system/memory/memory33/state/x"
+# Readable as offline, but the write fails (EPERM), as a refusing kernel would.
+chattr +i "$T/sys/devices/system/memory/memory33/state"
 out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console 2>"$T/err")
 rc=$?
 check "once exits non-zero when a block fails" test $rc -ne 0

@@ -332,6 +332,9 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 c->policy = p;
                 batcher_set_window(&c->batcher, p->settle_ms, p->max_wait_ms);
                 report_log(&c->reporter, LOG_INFO, NULL, "reloaded %s", c->policy->path ? c->policy->path : "defaults");
+                /* Blocks the old policy skipped may be wanted now. */
+                request_rescan(c, "reload");
+                (void) maybe_start_job(c);
         }
         sd_notify(false, "READY=1");
         update_status(c, NULL);

@@ -137,6 +137,8 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         uint64_t cpu0 = cpu_time_usec();
         struct online_request req;
         struct batch_info info;
+        size_t ratio_guarded;
+        uint64_t first_guarded;
         int r;
 
         r = plan_build(set, t, j->policy, &plan);
@@ -152,14 +154,20 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         for (size_t i = 0; i < plan->n_skipped; i++)
                 report_log(c->reporter, LOG_DEBUG, NULL, "memory%llu: skipped (%s)",
                            (unsigned long long) plan->skipped[i].block->id, plan->skipped[i].reason);
+        ratio_guarded = 0;
+        first_guarded = UINT64_MAX;
         for (size_t g = 0; g < plan->n_groups; g++)
                 for (size_t i = 0; i < plan->groups[g].n_items; i++)
-                        if (streq(plan->groups[g].items[i].reason, "ratio guard"))
-                                report_log(c->reporter, LOG_INFO, MESSAGE_ID_RATIO,
-                                           "memory%llu: online_kernel instead of online_movable: "
-                                           "the MOVABLE:KERNEL ratio would exceed %u%%",
-                                           (unsigned long long) plan->groups[g].items[i].block->id,
-                                           j->policy->movable_ratio);
+                        if (streq(plan->groups[g].items[i].reason, "ratio guard")) {
+                                ratio_guarded++;
+                                if (plan->groups[g].items[i].block->id < first_guarded)
+                                        first_guarded = plan->groups[g].items[i].block->id;
+                        }
+        if (ratio_guarded > 0)
+                report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_RATIO,
+                           "%zu blocks from memory%llu on go to online_kernel instead of online_movable: "
+                           "more movable memory would exceed the MOVABLE:KERNEL ratio of %u%%",
+                           ratio_guarded, (unsigned long long) first_guarded, j->policy->movable_ratio);
         if (plan->n_items == 0)
                 return 0;
 

@@ -4,8 +4,10 @@
 # kernel's modules, the test helper scripts and (unless --no-project) the
 # project installed with `make install DESTDIR=`.
 #
-# Usage: tests/vm/build-image.sh [--no-project] [--out DIR] [--size SIZE] [BUILDDIR]
+# Usage: tests/vm/build-image.sh [--no-project|--stub] [--out DIR] [--size SIZE] [BUILDDIR]
 #
+#   --stub     install tests/vm/stub/memonlined (a shell stand-in for the
+#              daemon) instead of the project: a self-test of the harness.
 #   BUILDDIR   configured build dir of the project (or $MEMONLINED_BUILDDIR).
 #              Configured with --prefix=/usr --sysconfdir=/etc --localstatedir=/var.
 #   --out DIR  where to write image.raw, vmlinuz, initrd.img, image.env
@@ -30,6 +32,7 @@ MODULES=(nfit libnvdimm nd_pmem nd_btt nd_e820 dax device_dax kmem dax_pmem
          dax_hmem virtio_mem virtio_console virtio_pci virtio_blk ext4)
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/memonlined-vm
 NO_PROJECT=0
+STUB=0
 OUT=${MEMONLINED_VM_OUT:-}
 SIZE=2G
 BUILDDIR=${MEMONLINED_BUILDDIR:-}
@@ -40,6 +43,7 @@ die() { log "error: $*"; exit 1; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-project) NO_PROJECT=1 ;;
+        --stub) NO_PROJECT=1; STUB=1 ;;
         --out) OUT=$2; shift ;;
         --out=*) OUT=${1#--out=} ;;
         --size) SIZE=$2; shift ;;
@@ -61,6 +65,8 @@ if [ "$NO_PROJECT" = 0 ]; then
     BUILDDIR=$(cd "$BUILDDIR" && pwd)
     [ -f "$BUILDDIR/Makefile" ] || die "$BUILDDIR has no Makefile (not configured?); use --no-project"
     : "${OUT:=$BUILDDIR/tests-vm}"
+elif [ "$STUB" = 1 ]; then
+    : "${OUT:=$CACHE/stub}"
 else
     : "${OUT:=$CACHE/noproject}"
 fi
@@ -147,7 +153,7 @@ for r in 40-vm-hotadd.rules 80-hotplug-cpu-mem.rules; do
 done
 # Faster, quieter boot.
 for u in systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer \
-         e2scrub_all.timer fstrim.timer man-db.timer; do
+         e2scrub_all.timer fstrim.timer man-db.timer ndctl-monitor.service; do
     ln -sf /dev/null "$ROOT/etc/systemd/system/$u"
 done
 wants=$ROOT/etc/systemd/system/multi-user.target.wants
@@ -182,9 +188,11 @@ if [ "$NO_PROJECT" = 0 ]; then
     mkdir -p "$ROOT/etc/systemd/system/$wantedby.wants"
     ln -sf "$unit" "$ROOT/etc/systemd/system/$wantedby.wants/memonlined.service"
     ls -l "$ROOT/usr/sbin/memonlined" >&2
-    echo yes > "$OUT/has-project"
-else
-    rm -f "$OUT/has-project"
+elif [ "$STUB" = 1 ]; then
+    log "installing the STUB daemon (harness self-test)"
+    install -m 0755 "$HERE/stub/memonlined" "$ROOT/usr/sbin/memonlined"
+    install -m 0644 "$HERE/stub/memonlined.service" "$ROOT/etc/systemd/system/memonlined.service"
+    ln -sf /etc/systemd/system/memonlined.service "$wants/memonlined.service"
 fi
 
 # image
@@ -200,7 +208,7 @@ IMAGE=$OUT/image.raw
 KERNEL=$OUT/vmlinuz
 INITRD=$OUT/initrd.img
 APPEND=console=ttyS0 root=/dev/vda rw
-PROJECT=$([ "$NO_PROJECT" = 0 ] && echo yes || echo no)
+PROJECT=$([ "$NO_PROJECT" = 0 ] && echo yes || { [ "$STUB" = 1 ] && echo stub || echo no; })
 EOF
 log "done: $OUT/image.raw"
 echo "$OUT"

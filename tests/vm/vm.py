@@ -138,7 +138,8 @@ class VM:
         self.append = env.get("APPEND", "console=ttyS0 root=/dev/vda rw")
         if extra_append:
             self.append += " " + extra_append
-        self.has_project = env.get("PROJECT") == "yes"
+        self.has_project = env.get("PROJECT") in ("yes", "stub")
+        self.project = env.get("PROJECT", "no")
         for f in (self.image, self.kernel, self.initrd):
             if not os.path.exists(f):
                 raise VMError("missing %s: run tests/vm/build-image.sh first" % f)
@@ -396,18 +397,19 @@ class VM:
         self.log("guest ready after %.1fs (system %s)" % (self.boot_seconds, r.out.strip()))
         return self.boot_seconds
 
-    def guest_exec(self, argv, timeout=120, input=None, check=False):
-        """Run ARGV in the guest; returns ExecResult. The guest side runs under
-        timeout(1) so nothing outlives TIMEOUT."""
+    def guest_exec_start(self, argv, timeout=120, input=None):
+        """Start ARGV in the guest (under timeout(1)); returns the guest pid."""
         if isinstance(argv, str):
             argv = ["/bin/sh", "-c", argv]
-        full = ["/usr/bin/timeout", "-k", "5", str(int(timeout)), *argv]
+        full = ["/usr/bin/timeout", "-k", "5", str(int(timeout)), *map(str, argv)]
         args = {"path": full[0], "arg": full[1:], "capture-output": True}
         if input is not None:
             if isinstance(input, str):
                 input = input.encode()
             args["input-data"] = base64.b64encode(input).decode()
-        pid = self.qga_call("guest-exec", **args)["pid"]
+        return self.qga_call("guest-exec", **args)["pid"]
+
+    def guest_exec_wait(self, pid, timeout=120, argv=None, check=False):
         deadline = time.monotonic() + timeout + 15
         delay = 0.05
         while True:
@@ -415,16 +417,25 @@ class VM:
             if st.get("exited"):
                 break
             if time.monotonic() > deadline:
-                raise VMError("guest command %r did not finish in %ss" % (argv, timeout))
+                raise VMError("guest command %r did not finish in %ss" % (argv or pid, timeout))
             time.sleep(delay)
             delay = min(delay * 1.5, 0.5)
         out = base64.b64decode(st.get("out-data", "")).decode(errors="replace")
         err = base64.b64decode(st.get("err-data", "")).decode(errors="replace")
-        rc = st.get("exitcode", -st.get("signal", 1) if "signal" in st else -1)
+        if "exitcode" in st:
+            rc = st["exitcode"]
+        else:
+            rc = -st.get("signal", 1)
         res = ExecResult(rc, out, err)
         if check:
-            res.check(" ".join(map(str, argv)))
+            res.check(" ".join(map(str, argv or [pid])))
         return res
+
+    def guest_exec(self, argv, timeout=120, input=None, check=False):
+        """Run ARGV in the guest; returns ExecResult(rc, out, err). The guest
+        side runs under timeout(1) so nothing outlives TIMEOUT."""
+        pid = self.guest_exec_start(argv, timeout, input)
+        return self.guest_exec_wait(pid, timeout, argv, check)
 
     def sh(self, script, timeout=120, check=True):
         return self.guest_exec(["/bin/sh", "-c", script], timeout=timeout, check=check)

@@ -127,10 +127,10 @@ class Suite:
         check(r.rc == 0, "only part of the hot-added memory appeared in the guest: %s" % r.err.strip())
         return r.out.split()
 
-    def wait_new_online(self, timeout=180):
-        r = self.vm.guest_exec([GUEST_LIB + "/wait-blocks", "--online", "-t", str(timeout)],
-                               timeout=timeout + 30)
-        check(r.rc == 0, "hot-added blocks not onlined within %ds: %s" % (timeout, r.err.strip()))
+    def wait_new_online(self, timeout=180, stall=45):
+        r = self.vm.guest_exec([GUEST_LIB + "/wait-blocks", "--online", "-t", str(timeout),
+                                "-s", str(stall)], timeout=timeout + 30)
+        check(r.rc == 0, "hot-added blocks not onlined: %s" % r.err.strip()[:400])
 
     def daemon_active(self):
         return self.sh("systemctl is-active memonlined", check=False).out.strip() == "active"

@@ -10,6 +10,9 @@ Library:
 CLI:
     vm.py [--image-dir DIR] boot          boot, wait for the agent, print info, shut down
     vm.py [--image-dir DIR] shell         boot and run guest commands read from stdin
+    vm.py [--image-dir DIR] demo          hot-add DIMMs on nodes 0/1 and an NVDIMM
+                                          (devdax -> kmem) on node 2, show the blocks
+                                          coming online and memonlined's records
     vm.py [--image-dir DIR] selftest      hot-add a DIMM / virtio-mem / NVDIMM and
                                           online by hand (no daemon needed)
 
@@ -499,11 +502,61 @@ def _selftest(vm):
     return info
 
 
+NODE_COUNTS = r"""
+/usr/lib/memonlined-test/block-zones --all | awk '
+  { n[$2]=1; if ($3=="online") { on[$2]++; z[$2 " " $4]++ } else off[$2]++ }
+  END { for (k in n) { printf "  node %s: %4d online %4d offline  (", k, on[k], off[k];
+        sep=""; for (q in z) { split(q, a, " "); if (a[1]==k) { printf "%s%s=%d", sep, a[2], z[q]; sep=" " } }
+        print ")" } }' | sort
+"""
+RECORD_KIND = {"6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6": "batch",
+               "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7": "node",
+               "8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8": "failure",
+               "9d4f5e6b7a8240d1c2e3f4a5b6c7d8e9": "device"}
+
+
+def _demo(vm):
+    T = GUEST_LIB
+    print("== memory blocks per node before hot-add")
+    print(vm.sh(NODE_COUNTS).out)
+    cursor = vm.sh(T + "/journal-records --cursor").out.strip()
+    vm.sh(T + "/wait-blocks --mark")
+    vm.hotplug_dimm(0, 1 * GiB)
+    vm.hotplug_dimm(1, 2 * GiB)
+    vm.hotplug_nvdimm(2, 2 * GiB)
+    print("== NVDIMM on node 2: create a devdax namespace, hand it to kmem without onlining")
+    r = vm.sh("for i in $(seq 60); do ndctl list -R | grep -q region && break; sleep 1; done; "
+              "ndctl disable-region all && ndctl init-labels -f all && ndctl enable-region all && "
+              "ndctl create-namespace -m devdax", timeout=180)
+    dev = json.loads(r.out)["daxregion"]["devices"][0]["chardev"]
+    r = vm.sh("daxctl reconfigure-device --mode=system-ram --no-online %s" % dev, timeout=240)
+    print(r.out.strip())
+    n = 8 + 16 + int(json.loads(r.out)[0]["total_memblocks"])
+    vm.sh(T + "/wait-blocks -t 300 %d >/dev/null" % n, timeout=330)
+    r = vm.sh(T + "/wait-blocks --online -t 120", timeout=150, check=False)
+    print("== memory blocks per node after hot-add (%d new blocks)%s"
+          % (n, "" if r.rc == 0 else " -- NOT ALL ONLINE: " + r.err.strip()))
+    print(vm.sh(NODE_COUNTS).out)
+    print("== memonlined journal records")
+    r = vm.guest_exec([T + "/journal-records", "all", cursor], timeout=60, check=True)
+    for line in r.out.splitlines():
+        rec = json.loads(line)
+        kind = RECORD_KIND.get(rec.get("MESSAGE_ID"), "?")
+        fields = " ".join("%s=%s" % (k[10:], rec[k]) for k in sorted(rec) if k.startswith("MEMONLINE_"))
+        print("  %-7s %s" % (kind, fields))
+    r = vm.sh("if command -v memonlined-report >/dev/null; then memonlined-report; "
+              "elif memonlined report --help >/dev/null 2>&1; then memonlined report; fi", check=False)
+    if r.out.strip():
+        print("== memonlined report")
+        print(r.out.rstrip())
+    return r.rc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image-dir", default=DEFAULT_IMAGE_DIR)
     ap.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
-    ap.add_argument("what", choices=["boot", "shell", "selftest"])
+    ap.add_argument("what", choices=["boot", "shell", "selftest", "demo"])
     a = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="memonlined-vm-") if a.keep else None
     vm = VM(a.image_dir, workdir=workdir)
@@ -520,6 +573,8 @@ def main():
                     r = vm.sh(line, check=False, timeout=600)
                     sys.stdout.write(r.out + r.err + "[rc=%s]\n" % r.rc)
                     sys.stdout.flush()
+        elif a.what == "demo":
+            _demo(vm)
         elif a.what == "selftest":
             print(json.dumps(_selftest(vm)))
         vm.shutdown()

@@ -139,6 +139,7 @@ class VM:
         self.kernel = env.get("KERNEL", os.path.join(self.image_dir, "vmlinuz"))
         self.initrd = env.get("INITRD", os.path.join(self.image_dir, "initrd.img"))
         self.append = env.get("APPEND", "console=ttyS0 root=/dev/vda rw")
+        extra_append = extra_append or os.environ.get("MEMONLINED_VM_APPEND", "")
         if extra_append:
             self.append += " " + extra_append
         self.has_project = env.get("PROJECT") in ("yes", "stub")

@@ -311,7 +311,10 @@ class Suite:
         self.assert_none_offline()
 
     def s_coldplug(self):
-        self.sh("systemctl stop memonlined")
+        # The project's udev rule pulls memonlined.service in on every memory
+        # add event (SYSTEMD_WANTS), so a plain stop is undone by the hot-add
+        # itself: mask it (runtime) while it must stay down.
+        self.sh("systemctl mask --runtime memonlined && systemctl stop memonlined")
         cursor = self.cursor()
         self.mark()
         self.vm.hotplug_dimm(0, 512 * MiB)
@@ -321,7 +324,8 @@ class Suite:
         off = [b["block"] for b in st["blocks"] if b["block"] in new and b["state"] != "online"]
         check(len(off) == len(new), "blocks came online while memonlined was stopped: %s"
               % sorted(set(new) - set(off)))
-        self.sh("systemctl start memonlined && systemctl is-active memonlined")
+        self.sh("systemctl unmask --runtime memonlined && systemctl start memonlined && "
+                "systemctl is-active memonlined")
         self.wait_new_online()
         st = self.state()
         self.assert_blocks(st, new, 0, "Movable")

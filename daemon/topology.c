@@ -68,9 +68,9 @@ static int read_cpulist(const char *root, const char *rel, bool optional, struct
                 return r;
         if (!s)
                 return -ENOMEM;
-        /* nohz_full reads "(null)" on kernels built with NO_HZ_FULL but booted without it. */
-        if (streq(s, "(null)"))
-                s[0] = '\0';
+        /* nohz_full reads "  (null)" on kernels built with NO_HZ_FULL but booted without it. */
+        if (streq(strstrip(s), "(null)"))
+                return cpulist_parse("", ret);
         return cpulist_parse(s, ret);
 }
 
@@ -354,8 +354,11 @@ static int load_isolated(struct topology *t) {
                 _cleanup_cpuset_ struct bitmask *m = NULL;
 
                 r = read_cpulist(t->sysfs_root, files[i], true, &m);
-                if (r < 0)
+                if (r == -ENOMEM)
                         return r;
+                /* An odd format here must not stop onlining: avoid nothing extra. */
+                if (r < 0)
+                        continue;
                 CPUSET_FOREACH(cpu, m)
                         numa_bitmask_setbit(t->isolated, (unsigned) cpu);
         }

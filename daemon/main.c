@@ -30,6 +30,8 @@
 #include "topology.h"
 #include "util.h"
 
+#define MAX_RETRY_ROUNDS 6
+
 #define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
 
 struct context {
@@ -46,7 +48,8 @@ struct context {
         struct policy *retired_policy;  /* replaced while a job used it */
 
         sd_event *event;
-        sd_event_source *monitor_source, *timer_source, *done_source;
+        sd_event_source *monitor_source, *timer_source, *done_source, *retry_source;
+        unsigned retry_rounds;          /* consecutive passes that left work undone */
         struct monitor *monitor;
         struct batcher batcher;
 
@@ -78,6 +81,7 @@ static void context_done(struct context *c) {
         sd_event_source_unref(c->monitor_source);
         sd_event_source_unref(c->timer_source);
         sd_event_source_unref(c->done_source);
+        sd_event_source_unref(c->retry_source);
         sd_event_unref(c->event);
         monitor_free(c->monitor);
         if (c->done_fd >= 0)
@@ -145,6 +149,47 @@ static void update_status(struct context *c, const struct job *j) {
 }
 
 static int maybe_start_job(struct context *c);
+static void request_rescan(struct context *c, const char *trigger);
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct context *c = userdata;
+
+        c->retry_source = sd_event_source_unref(c->retry_source);
+        request_rescan(c, "retry");
+        return maybe_start_job(c);
+}
+
+/*
+ * A pass that failed, or left blocks failed, is retried with a rescan
+ * after 1, 2, 4 ... 32 s; then we wait for the next event. No timer runs
+ * while all is well.
+ */
+static void schedule_retry(struct context *c, bool needed) {
+        uint64_t delay;
+        int r;
+
+        if (!needed) {
+                c->retry_rounds = 0;
+                return;
+        }
+        if (c->retry_source)
+                return;
+        if (c->retry_rounds >= MAX_RETRY_ROUNDS) {
+                report_log(&c->reporter, LOG_WARNING, NULL,
+                           "giving up retrying after %u rescans; blocks that failed stay offline until the next "
+                           "event, reload or restart", c->retry_rounds);
+                c->retry_rounds = 0;
+                return;
+        }
+        delay = USEC_PER_SEC << c->retry_rounds;
+        c->retry_rounds++;
+        r = sd_event_add_time_relative(c->event, &c->retry_source, CLOCK_MONOTONIC, delay, 0, on_retry, c);
+        if (r < 0)
+                report_log(&c->reporter, LOG_WARNING, NULL, "cannot arm the retry timer: %s", strerror(-r));
+        else
+                report_log(&c->reporter, LOG_INFO, NULL, "work left undone: rescanning in %llu s",
+                           (unsigned long long) (delay / USEC_PER_SEC));
+}
 
 static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct context *c = userdata;
@@ -163,6 +208,8 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         c->batches++;
         if (c->job->onlined || c->job->failed)
                 update_status(c, c->job);
+        if (!c->exiting)
+                schedule_retry(c, c->job->error < 0 || c->job->failed > 0);
         job_free(c->job);
         c->job = NULL;
         policy_free(c->retired_policy);

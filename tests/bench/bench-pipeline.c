@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The userspace path at scale, with no kernel: a fake sysfs tree on tmpfs
+ * (8 nodes, 4 of them CPU-less, 128 MiB blocks), add uevents pushed
+ * through monitor_classify() and the batcher, then runner_run_job() as the
+ * daemon's runner thread calls it (block reading, node resolution, dax
+ * scan, planning, pinned workers, report). The state "writes" land in
+ * tmpfs files, so what is measured is our CPU, not the kernel's onlining.
+ *
+ * Usage: bench-pipeline [--blocks N[,N...]] [--repeat R] [--workers W]
+ *                       [--concurrent C] [--policy FILE]
+ *
+ * Prints one JSON line per run, then one summary line per block count
+ * and a growth line (CPU µs per block at the largest count over the
+ * smallest): linear growth means a ratio near 1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "batch.h"
+#include "monitor.h"
+#include "policy.h"
+#include "report.h"
+#include "runner.h"
+#include "tests/unit/fake-tree.h"
+
+#define N_NODES         8
+#define N_CPU_NODES     4
+#define BOOT_BLOCKS     64      /* online Normal blocks per CPU node: 8 GiB each */
+#define BLOCK_SIZE      (128ULL << 20)
+#define MAX_SIZES       16
+
+struct run {
+        uint64_t blocks;
+        uint64_t wall_usec, user_usec, sys_usec;
+        uint64_t classify_usec;         /* wall time of event classification + batching */
+        uint64_t batch_cpu_usec;        /* MEMONLINE_CPU_USEC of the batch record */
+        uint64_t written;               /* state files no longer "offline" */
+        size_t onlined, failed;
+};
+
+static uint64_t mono_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static void rusage_usec(uint64_t *ret_user, uint64_t *ret_sys) {
+        struct rusage ru;
+
+        getrusage(RUSAGE_SELF, &ru);
+        *ret_user = (uint64_t) ru.ru_utime.tv_sec * 1000000 + (uint64_t) ru.ru_utime.tv_usec;
+        *ret_sys = (uint64_t) ru.ru_stime.tv_sec * 1000000 + (uint64_t) ru.ru_stime.tv_usec;
+}
+
+/* 8 nodes: 0-3 with 4 CPUs each (2 cores x 2 threads), 4-7 CPU-less, each near one CPU node. */
+static void make_machine(const char *root) {
+        char cpulist[32], siblings[32], dist[128];
+        unsigned ncpu = N_CPU_NODES * 4;
+
+        fake_memory_init(root, BLOCK_SIZE);
+        fake_write(root, "devices/system/cpu/online", "0-%u\n", ncpu - 1);
+        fake_write(root, "devices/system/cpu/possible", "0-%u\n", ncpu - 1);
+        fake_write(root, "devices/system/cpu/present", "0-%u\n", ncpu - 1);
+        fake_write(root, "devices/system/cpu/isolated", "\n");
+        fake_write(root, "devices/system/node/online", "0-%d\n", N_NODES - 1);
+        fake_write(root, "devices/system/node/possible", "0-%d\n", N_NODES - 1);
+        fake_write(root, "devices/system/node/has_cpu", "0-%d\n", N_CPU_NODES - 1);
+        fake_write(root, "devices/system/node/has_memory", "0-%d\n", N_NODES - 1);
+        for (int n = 0; n < N_NODES; n++) {
+                size_t off = 0;
+
+                for (int m = 0; m < N_NODES; m++) {
+                        int d;
+
+                        if (m == n)
+                                d = 10;
+                        else if (n < N_CPU_NODES && m < N_CPU_NODES)
+                                d = 21;
+                        else if (m % N_CPU_NODES == n % N_CPU_NODES)
+                                d = 17;         /* a CPU-less node and its CPU node */
+                        else
+                                d = 28;
+                        off += (size_t) snprintf(dist + off, sizeof(dist) - off, "%s%d", m ? " " : "", d);
+                }
+                if (n < N_CPU_NODES)
+                        snprintf(cpulist, sizeof(cpulist), "%d-%d", 4 * n, 4 * n + 3);
+                else
+                        cpulist[0] = '\0';
+                fake_add_node(root, n, cpulist, dist);
+        }
+        for (unsigned c = 0; c < ncpu; c++) {
+                unsigned base = c & ~3U, core = c & 1U;
+
+                snprintf(siblings, sizeof(siblings), "%u,%u", base + core, base + core + 2);
+                fake_add_cpu(root, c, (int) (c / 4), siblings, true);
+        }
+        for (int n = 0; n < N_CPU_NODES; n++)
+                fake_add_blocks(root, (uint64_t) n * BOOT_BLOCKS, BOOT_BLOCKS, n, "online", "Normal");
+}
+
+/* Hot-added blocks: contiguous, evenly over the 8 nodes, after the boot blocks. */
+static uint64_t first_hot_block(void) {
+        return (uint64_t) N_CPU_NODES * BOOT_BLOCKS;
+}
+
+static void add_hot_blocks(const char *root, uint64_t n) {
+        uint64_t first = first_hot_block(), per = (n + N_NODES - 1) / N_NODES;
+
+        for (int node = 0; node < N_NODES && n > 0; node++) {
+                uint64_t k = n < per ? n : per;
+
+                fake_add_blocks(root, first, k, node, "offline", "Normal Movable");
+                first += k;
+                n -= k;
+        }
+}
+
+static int state_path(char *buf, size_t size, const char *root, uint64_t id) {
+        int r = snprintf(buf, size, "%s/devices/system/memory/memory%" PRIu64 "/state", root, id);
+
+        return r < 0 || (size_t) r >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Back to offline for the next repeat; returns how many were not offline. */
+static uint64_t reset_states(const char *root, uint64_t n) {
+        uint64_t written = 0;
+        char path[4096], buf[64];
+
+        for (uint64_t id = first_hot_block(); id < first_hot_block() + n; id++) {
+                FILE *f;
+
+                if (state_path(path, sizeof(path), root, id) < 0)
+                        abort();
+                f = fopen(path, "r+e");
+                if (!f)
+                        abort();
+                if (!fgets(buf, sizeof(buf), f))
+                        buf[0] = '\0';
+                if (strncmp(buf, "offline", 7) != 0)
+                        written++;
+                rewind(f);
+                if (ftruncate(fileno(f), 0) < 0 || fputs("offline\n", f) < 0)
+                        abort();
+                fclose(f);
+        }
+        return written;
+}
+
+static uint64_t record_field(const char *text, const char *key) {
+        const char *p = strstr(text, key);
+
+        return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+static int run_once(const char *root, struct policy *p, uint64_t n, struct run *ret) {
+        struct batcher b;
+        struct reporter rep;
+        struct job job = { .trigger = "udev", .policy = p };
+        atomic_bool stop = false;
+        struct runner runner = { .sysfs_root = root, .stop = &stop };
+        char *text = NULL;
+        size_t text_len = 0;
+        FILE *mem, *devnull;
+        uint64_t t0, t1, t2, u0, s0, u1, s1, seq = 1;
+        int r;
+
+        mem = open_memstream(&text, &text_len);
+        devnull = fopen("/dev/null", "we");
+        if (!mem || !devnull)
+                return -errno;
+        reporter_init(&rep, LOG_TARGET_CONSOLE);
+        rep.out = mem;
+        rep.err = devnull;
+        runner.reporter = &rep;
+        batcher_init(&b, p->settle_ms, p->max_wait_ms);
+
+        rusage_usec(&u0, &s0);
+        t0 = mono_usec();
+        for (uint64_t id = first_hot_block(); id < first_hot_block() + n; id++) {
+                struct monitor_event ev;
+                char name[32];
+
+                snprintf(name, sizeof(name), "memory%" PRIu64, id);
+                r = monitor_classify("add", "memory", name, seq++, &ev);
+                if (r < 0 || ev.kind != MONITOR_MEMORY_ADD)
+                        return r < 0 ? r : -EINVAL;
+                r = batcher_add(&b, ev.block_id, mono_usec());
+                if (r < 0)
+                        return r;
+        }
+        r = batcher_take(&b, &job.ids, &job.n_ids, &job.first_event_usec);
+        if (r < 0)
+                return r;
+        t1 = mono_usec();
+        r = runner_run_job(&runner, &job);
+        /* The kernel's "online" uevent per block: classified and dropped. */
+        for (uint64_t id = first_hot_block(); id < first_hot_block() + n; id++) {
+                struct monitor_event ev;
+                char name[32];
+
+                snprintf(name, sizeof(name), "memory%" PRIu64, id);
+                (void) monitor_classify("online", "memory", name, seq++, &ev);
+        }
+        t2 = mono_usec();
+        rusage_usec(&u1, &s1);
+        batcher_done(&b);
+        free(job.ids);
+        fclose(mem);
+        fclose(devnull);
+        if (r < 0) {
+                free(text);
+                return r;
+        }
+
+        *ret = (struct run) {
+                .blocks = n,
+                .wall_usec = t2 - t0,
+                .user_usec = u1 - u0,
+                .sys_usec = s1 - s0,
+                .classify_usec = t1 - t0,
+                .batch_cpu_usec = text ? record_field(text, "MEMONLINE_CPU_USEC=") : 0,
+                .onlined = job.onlined,
+                .failed = job.failed,
+        };
+        free(text);
+        return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static uint64_t median(uint64_t *v, size_t n) {
+        qsort(v, n, sizeof(*v), cmp_u64);
+        return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int parse_sizes(const char *s, uint64_t *sizes, size_t *n) {
+        char *copy = strdup(s), *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        *n = 0;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                char *end;
+                unsigned long long v = strtoull(tok, &end, 10);
+
+                if (*end || v == 0 || *n >= MAX_SIZES) {
+                        free(copy);
+                        return -EINVAL;
+                }
+                sizes[(*n)++] = v;
+        }
+        free(copy);
+        return *n > 0 ? 0 : -EINVAL;
+}
+
+static void usage(FILE *f) {
+        fprintf(f, "Usage: bench-pipeline [--blocks N[,N...]] [--repeat R] [--workers W] [--concurrent C] "
+                   "[--policy FILE]\n");
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "blocks", required_argument, NULL, 'b' },
+                { "repeat", required_argument, NULL, 'r' },
+                { "workers", required_argument, NULL, 'w' },
+                { "concurrent", required_argument, NULL, 'c' },
+                { "policy", required_argument, NULL, 'p' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        uint64_t sizes[MAX_SIZES] = { 2457, 24576 };
+        size_t n_sizes = 2;
+        unsigned repeat = 5, workers = 0, concurrent = 0;
+        const char *policy_file = NULL;
+        double per_block[MAX_SIZES] = {};
+        struct policy *p = NULL;
+        int c, r, failed = 0;
+
+        while ((c = getopt_long(argc, argv, "b:r:w:c:p:h", opts, NULL)) >= 0)
+                switch (c) {
+                case 'b':
+                        if (parse_sizes(optarg, sizes, &n_sizes) < 0) {
+                                usage(stderr);
+                                return 2;
+                        }
+                        break;
+                case 'r':
+                        repeat = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'w':
+                        workers = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'c':
+                        concurrent = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case 'p':
+                        policy_file = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        if (repeat == 0 || repeat > 1000) {
+                usage(stderr);
+                return 2;
+        }
+
+        if (policy_file) {
+                struct policy_error e = {};
+
+                r = policy_load(policy_file, &p, &e);
+                if (r < 0) {
+                        fprintf(stderr, "%s:%u: %s\n", e.file, e.line, e.reason);
+                        return 1;
+                }
+        } else if (policy_new_default(&p) < 0)
+                return 1;
+        if (workers > 0)
+                p->workers = (struct worker_count) { .count = workers };
+        if (concurrent > 0)
+                p->max_concurrent_writes = concurrent;
+
+        for (size_t s = 0; s < n_sizes; s++) {
+                uint64_t cpu[1000], wall[1000], batch_cpu[1000];
+                char *root = fake_tree_new_fast();
+                uint64_t t0 = mono_usec(), med_cpu;
+
+                make_machine(root);
+                add_hot_blocks(root, sizes[s]);
+                fprintf(stderr, "bench-pipeline: %" PRIu64 " blocks: tree built in %.1f s under %s\n", sizes[s],
+                        (double) (mono_usec() - t0) / 1e6, root);
+                for (unsigned i = 0; i < repeat; i++) {
+                        struct run run = {};
+
+                        r = run_once(root, p, sizes[s], &run);
+                        if (r < 0) {
+                                fprintf(stderr, "bench-pipeline: run failed: %s\n", strerror(-r));
+                                fake_tree_free(root);
+                                policy_free(p);
+                                return 1;
+                        }
+                        run.written = reset_states(root, sizes[s]);
+                        if (run.written != sizes[s] || run.onlined != sizes[s] || run.failed > 0) {
+                                fprintf(stderr, "bench-pipeline: %" PRIu64 " blocks: %" PRIu64
+                                        " written, %zu onlined, %zu failed\n", sizes[s], run.written,
+                                        run.onlined, run.failed);
+                                failed++;
+                        }
+                        cpu[i] = run.user_usec + run.sys_usec;
+                        wall[i] = run.wall_usec;
+                        batch_cpu[i] = run.batch_cpu_usec;
+                        printf("{\"bench\":\"pipeline\",\"blocks\":%" PRIu64 ",\"nodes\":%d,\"cpu_less_nodes\":%d,"
+                               "\"repeat\":%u,\"wall_usec\":%" PRIu64 ",\"user_usec\":%" PRIu64
+                               ",\"sys_usec\":%" PRIu64 ",\"classify_batch_usec\":%" PRIu64
+                               ",\"batch_record_cpu_usec\":%" PRIu64 ",\"cpu_usec_per_block\":%.3f"
+                               ",\"onlined\":%zu,\"failed\":%zu}\n",
+                               run.blocks, N_NODES, N_NODES - N_CPU_NODES, i, run.wall_usec, run.user_usec,
+                               run.sys_usec, run.classify_usec, run.batch_cpu_usec,
+                               (double) cpu[i] / (double) run.blocks, run.onlined, run.failed);
+                        fflush(stdout);
+                }
+                med_cpu = median(cpu, repeat);
+                per_block[s] = (double) med_cpu / (double) sizes[s];
+                printf("{\"bench\":\"pipeline-summary\",\"blocks\":%" PRIu64 ",\"repeats\":%u"
+                       ",\"median_cpu_usec\":%" PRIu64 ",\"min_cpu_usec\":%" PRIu64 ",\"max_cpu_usec\":%" PRIu64
+                       ",\"median_wall_usec\":%" PRIu64 ",\"median_batch_record_cpu_usec\":%" PRIu64
+                       ",\"cpu_usec_per_block\":%.3f}\n",
+                       sizes[s], repeat, med_cpu, cpu[0], cpu[repeat - 1], median(wall, repeat),
+                       median(batch_cpu, repeat), per_block[s]);
+                fflush(stdout);
+                fake_tree_free(root);
+        }
+        if (n_sizes > 1)
+                printf("{\"bench\":\"pipeline-growth\",\"from_blocks\":%" PRIu64 ",\"to_blocks\":%" PRIu64
+                       ",\"per_block_ratio\":%.3f}\n",
+                       sizes[0], sizes[n_sizes - 1], per_block[n_sizes - 1] / per_block[0]);
+        policy_free(p);
+        return failed ? 1 : 0;
+}

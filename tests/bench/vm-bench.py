@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""Every way to online hot-added memory, on the real (Debian 6.1) kernel in a
+QEMU TCG guest, one fresh guest per trial.
+
+Usage: vm-bench.py --image-dir DIR --out FILE.jsonl [--sizes 64,512,2048]
+                   [--repeat N] [--contenders a,b,...] [--nvdimm-sizes 64,512]
+                   [--smoke] [--keep]
+
+Each trial boots a fresh guest (inside one guest the n-th hot-add is 3-6x
+slower than the first), sets the contender up, arms kprobes on
+add_memory_resource (start), online_pages entry/return (per block) and
+the return of lock_device_hotplug_sysfs with a non-zero value (the
+kernel's sleep-and-restart on hotplug lock contention), hot-adds the
+memory and waits until every new block is online. Times are the guest's
+CLOCK_MONOTONIC (trace_clock=mono): end to end = first
+add_memory_resource entry to the last online_pages return. Contenders are
+interleaved: every repeat runs every size and every contender before the
+next repeat starts. One JSON line per trial goes to --out.
+
+DIMM hot-add: two pc-dimms of half the size each, on nodes 0 and 1, so
+that memonlined with several workers has several writers to offer.
+NVDIMM: one emulated NVDIMM on the CPU-less node 2, devdax namespace,
+then `daxctl reconfigure-device --mode=system-ram` with or without
+--no-online.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "vm"))
+from vm import VM, VMError, GiB, MiB  # noqa: E402
+
+BLOCK = 128 * MiB
+BATCH_ID = "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6"
+GUEST_MEM_MIB = 6144       # room in the kernel zones for the memmap of 256 GiB (4 GiB)
+MAXMEM = "300G"
+
+UDEV_RULE = 'SUBSYSTEM=="memory", ACTION=="add", ATTR{state}=="offline", ATTR{state}="online"\n'
+
+DIMM_CONTENDERS = {
+    # name: (kernel command line extra, memonlined.conf or None = memonlined masked, loop kind)
+    "memonlined": ("", "", None),
+    "memonlined-w2-c2": ("", "[daemon]\nworkers = 2\nmax_concurrent_writes = 2\n", None),
+    "memonlined-w2-c4": ("", "[daemon]\nworkers = 2\nmax_concurrent_writes = 4\n", None),
+    "memonlined-kernel-events": ("", "[daemon]\nevent_source = kernel\n", None),
+    "udev-rule": ("", None, "udev"),
+    "kernel-auto-online": ("memhp_default_state=online", None, None),
+    "serial-loop": ("", None, "serial"),
+    "chmem": ("", None, "chmem"),
+}
+NVDIMM_CONTENDERS = ("daxctl-online", "daxctl-no-online+memonlined")
+ALL = list(DIMM_CONTENDERS) + list(NVDIMM_CONTENDERS)
+
+TRACE = "/sys/kernel/tracing"
+TRACE_SETUP = r"""
+set -e
+T=%(T)s
+[ -d $T/events ] || mount -t tracefs nodev $T
+echo 0 > $T/tracing_on
+echo > $T/kprobe_events
+echo 'p:bench/add add_memory_resource' >> $T/kprobe_events
+echo 'p:bench/onl online_pages' >> $T/kprobe_events
+echo 'r:bench/onlr online_pages ret=$retval' >> $T/kprobe_events
+echo 'r:bench/lockr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
+echo 'ret != 0' > $T/events/bench/lockr/filter
+echo mono > $T/trace_clock
+echo 16384 > $T/buffer_size_kb
+echo > $T/trace
+echo 1 > $T/events/bench/enable
+echo 1 > $T/tracing_on
+""" % {"T": TRACE}
+
+# Waits in the guest (one process, a grep every 0.5 s) until N online_pages returns.
+WAIT_ONLINE = r"""
+n=0; end=$(( $(date +%%s) + %(timeout)d ))
+while [ "$(date +%%s)" -lt $end ]; do
+    n=$(grep -c ' onlr:' %(T)s/trace || true)
+    [ "$n" -ge %(n)d ] && break
+    sleep 0.5
+done
+echo $n
+""" 
+
+# A tight serial loop that starts once all N new blocks exist (bash builtins, no forks per block).
+SERIAL_LOOP = r"""
+M=/sys/devices/system/memory
+shopt -s nullglob
+base=%(base)d; want=$(( base + %(n)d ))
+while :; do b=($M/memory[0-9]*); [ ${#b[@]} -ge $want ] && break; sleep 0.05; done
+for d in $M/memory[0-9]*; do
+    read -r s < $d/state
+    [ "$s" = offline ] && echo %(zone)s > $d/state
+done
+"""
+
+CHMEM_LOOP = r"""
+M=/sys/devices/system/memory
+shopt -s nullglob
+base=%(base)d; want=$(( base + %(n)d ))
+while :; do b=($M/memory[0-9]*); [ ${#b[@]} -ge $want ] && break; sleep 0.05; done
+ids=$(for d in $M/memory[0-9]*; do read -r s < $d/state; [ "$s" = offline ] && echo ${d##*memory}; done | sort -n)
+chmem -e -b $(echo "$ids" | head -n1)-$(echo "$ids" | tail -n1)
+"""
+
+COUNT_BLOCKS = "ls /sys/devices/system/memory | grep -c '^memory[0-9]'"
+COUNT_OFFLINE = "grep -l '^offline' /sys/devices/system/memory/memory*/state 2>/dev/null | wc -l"
+
+
+def log(msg):
+    print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def pct(sorted_vals, p):
+    if not sorted_vals:
+        return None
+    k = max(0, min(len(sorted_vals) - 1, int(round(p / 100.0 * len(sorted_vals) + 0.5)) - 1))
+    return sorted_vals[k]
+
+
+def parse_trace(text):
+    """Times (s) of add entries, online_pages entries and returns, lock restarts."""
+    ev = {"add": [], "onl": [], "onlr": [], "lockr": []}
+    for line in text.splitlines():
+        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|onl|onlr|lockr):", line)
+        if m:
+            ev[m.group(2)].append(float(m.group(1)))
+    for k in ev:
+        ev[k].sort()
+    return ev
+
+
+def summarize_trace(ev, n_expected):
+    r = {"trace_adds": len(ev["add"]), "trace_onlines": len(ev["onlr"]),
+         "lock_restarts": len(ev["lockr"])}
+    if ev["add"] and ev["onlr"]:
+        t0 = ev["add"][0]
+        r["e2e_s"] = round(ev["onlr"][-1] - t0, 4)
+        if ev["onl"]:
+            r["first_online_after_s"] = round(ev["onl"][0] - t0, 4)
+    # online_pages is serialised under device_hotplug_lock: entries and returns pair in order.
+    durs = sorted((b - a) * 1e6 for a, b in zip(ev["onl"], ev["onlr"]) if b >= a)
+    if durs:
+        r["kernel_online_us_p50"] = round(pct(durs, 50))
+        r["kernel_online_us_p99"] = round(pct(durs, 99))
+        r["kernel_online_us_max"] = round(durs[-1])
+    r["all_online_traced"] = len(ev["onlr"]) >= n_expected
+    return r
+
+
+def batch_records(vm, after_mono_usec):
+    out = vm.sh("journalctl --sync; journalctl -b --no-pager -o json MESSAGE_ID=%s" % BATCH_ID,
+                check=False, timeout=120).out
+    recs = []
+    for line in out.splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if int(j.get("__MONOTONIC_TIMESTAMP", 0)) > after_mono_usec:
+            recs.append(j)
+    recs.sort(key=lambda j: int(j.get("MEMONLINE_BATCH", 0)))
+    return recs
+
+
+def summarize_batches(recs, ev):
+    if not recs:
+        return {"mo_batches": 0}
+    g = lambda j, k: int(j.get(k, 0) or 0)  # noqa: E731
+    blocks = sum(g(j, "MEMONLINE_BLOCKS") for j in recs)
+    r = {"mo_batches": len(recs), "mo_blocks": blocks,
+         "mo_failed": sum(g(j, "MEMONLINE_FAILED") for j in recs),
+         "mo_write_us_p50": [g(j, "MEMONLINE_P50_USEC") for j in recs],
+         "mo_write_us_p99": [g(j, "MEMONLINE_P99_USEC") for j in recs],
+         "mo_write_us_max": max(g(j, "MEMONLINE_MAX_USEC") for j in recs),
+         "mo_cpu_usec": sum(g(j, "MEMONLINE_CPU_USEC") for j in recs),
+         "mo_latency_usec": [g(j, "MEMONLINE_LATENCY_USEC") for j in recs],
+         "mo_triggers": sorted({j.get("MEMONLINE_TRIGGER", "?") for j in recs})}
+    if blocks:
+        r["mo_cpu_usec_per_block"] = round(r["mo_cpu_usec"] / blocks, 1)
+    # Writes are serialised and batches sequential: batch 1 ends at the return of
+    # its last block. Its first event arrived LATENCY before that; the gap from the
+    # kernel's first add to that arrival is the event path's delay (udevd or not).
+    b1 = g(recs[0], "MEMONLINE_BLOCKS")
+    if ev["add"] and b1 and len(ev["onlr"]) >= b1 and g(recs[0], "MEMONLINE_LATENCY_USEC"):
+        first_event = ev["onlr"][b1 - 1] - g(recs[0], "MEMONLINE_LATENCY_USEC") / 1e6
+        r["event_delay_ms"] = round((first_event - ev["add"][0]) * 1e3, 1)
+    return r
+
+
+def host_headroom_ok(size):
+    need = GUEST_MEM_MIB * MiB + size * 0.016 + 2 * GiB
+    avail = 0
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemAvailable:"):
+            avail = int(line.split()[1]) * 1024
+    return avail >= need, avail, need
+
+
+def new_vm(args, append):
+    return VM(args.image_dir, mem_mib=GUEST_MEM_MIB, maxmem=MAXMEM, virtio_mem_size=0,
+              extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400)
+
+
+def step(vm, what):
+    log("  %s" % what)
+
+
+def prepare(vm, conf, loop):
+    if conf is None:
+        vm.sh("systemctl mask --now memonlined.service >/dev/null 2>&1; systemctl is-active memonlined.service || true")
+    else:
+        vm.write_guest_file("/etc/memonlined.conf", "# bench\n" + conf)
+        vm.sh("systemctl restart memonlined.service && systemctl is-active memonlined.service", timeout=120)
+    if loop == "udev":
+        vm.write_guest_file("/etc/udev/rules.d/90-bench-online.rules", UDEV_RULE)
+        vm.sh("udevadm control --reload")
+
+
+def run_dimm(args, name, blocks, rep):
+    append, conf, loop = DIMM_CONTENDERS[name]
+    res = {"contender": name, "kind": "dimm", "blocks": blocks, "repeat": rep}
+    size = blocks * BLOCK
+    ok, avail, need = host_headroom_ok(size)
+    if not ok:
+        res.update(ok=False, error="host headroom: %d MiB available, %d MiB needed" % (avail >> 20, need >> 20))
+        return res
+    vm = new_vm(args, append)
+    try:
+        vm.start()
+        res["boot_s"] = round(vm.wait_guest_ready(), 1)
+        step(vm, "booted in %.1f s; preparing" % res["boot_s"])
+        prepare(vm, conf, loop)
+        base = int(vm.sh(COUNT_BLOCKS).out)
+        step(vm, "%d blocks at boot; arming the trace" % base)
+        mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
+        vm.sh(TRACE_SETUP)
+        pid = None
+        if loop in ("serial", "chmem"):
+            script = (SERIAL_LOOP if loop == "serial" else CHMEM_LOOP) % {
+                "base": base, "n": blocks, "zone": "online_movable"}
+            pid = vm.guest_exec_start(["/bin/bash", "-c", script], timeout=args.timeout)
+        t_host = time.monotonic()
+        step(vm, "hot-adding")
+        vm.hotplug_dimm(0, size // 2)
+        vm.hotplug_dimm(1, size // 2)
+        got = int(vm.sh(WAIT_ONLINE % {"T": TRACE, "n": blocks, "timeout": args.timeout},
+                        timeout=args.timeout + 60).out.strip() or 0)
+        res["host_wait_s"] = round(time.monotonic() - t_host, 2)
+        if pid is not None:
+            lr = vm.guest_exec_wait(pid, timeout=60)
+            if lr.rc != 0:
+                res["loop_error"] = (lr.err or lr.out)[-300:]
+        time.sleep(0.5)
+        ev = parse_trace(vm.sh("cat %s/trace" % TRACE, timeout=120).out)
+        res.update(summarize_trace(ev, blocks))
+        res["new_blocks"] = int(vm.sh(COUNT_BLOCKS).out) - base
+        res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
+        if conf is not None:
+            res.update(summarize_batches(batch_records(vm, mono), ev))
+        res["ok"] = bool(got >= blocks and res["offline_left"] == 0 and res["new_blocks"] == blocks
+                         and "e2e_s" in res)
+        if not res["ok"]:
+            res["error"] = "%d of %d onlined, %d offline left" % (got, blocks, res["offline_left"])
+    except Exception as e:  # noqa: BLE001
+        res.update(ok=False, error="%s: %s" % (type(e).__name__, str(e)[-400:]))
+        traceback.print_exc()
+    finally:
+        vm.close()
+    return res
+
+
+NDCTL_SETUP = r"""
+for i in $(seq 120); do ndctl list -R | grep -q region && break; sleep 1; done
+ndctl disable-region all >/dev/null && ndctl init-labels -f all >/dev/null && ndctl enable-region all >/dev/null
+ndctl create-namespace -m devdax
+"""
+
+
+def run_nvdimm(args, name, blocks, rep):
+    res = {"contender": name, "kind": "nvdimm", "blocks_requested": blocks, "repeat": rep}
+    # devdax keeps ~1.6% for its own memmap (map=dev) and aligns: ask for a little more.
+    size = (blocks * BLOCK * 102 // 100 + GiB - 1) // GiB * GiB
+    vm = new_vm(args, "")
+    try:
+        vm.start()
+        res["boot_s"] = round(vm.wait_guest_ready(), 1)
+        own = name == "daxctl-online"
+        prepare(vm, None if own else "", None)
+        base = int(vm.sh(COUNT_BLOCKS).out)
+        vm.hotplug_nvdimm(2, size)
+        r = vm.sh(NDCTL_SETUP, timeout=400)
+        dev = json.loads(r.out)["daxregion"]["devices"][0]["chardev"]
+        mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
+        vm.sh(TRACE_SETUP)
+        cmd = "daxctl reconfigure-device --mode=system-ram %s %s" % ("" if own else "--no-online", dev)
+        r = vm.sh("t0=$(date +%%s%%N); %s >/tmp/daxctl.json; rc=$?; t1=$(date +%%s%%N); "
+                  "echo $rc $(( (t1 - t0) / 1000 )); cat /tmp/daxctl.json" % cmd, timeout=args.timeout)
+        first, rest = r.out.split("\n", 1)
+        rc, usec = first.split()
+        res["daxctl_rc"], res["daxctl_wall_s"] = int(rc), round(int(usec) / 1e6, 3)
+        info = json.loads(rest)
+        info = info[0] if isinstance(info, list) else info
+        n = int(info.get("total_memblocks", 0))
+        res["blocks"] = n
+        got = int(vm.sh(WAIT_ONLINE % {"T": TRACE, "n": n, "timeout": args.timeout},
+                        timeout=args.timeout + 60).out.strip() or 0)
+        time.sleep(0.5)
+        ev = parse_trace(vm.sh("cat %s/trace" % TRACE, timeout=120).out)
+        res.update(summarize_trace(ev, n))
+        res["new_blocks"] = int(vm.sh(COUNT_BLOCKS).out) - base
+        res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
+        if not own:
+            res.update(summarize_batches(batch_records(vm, mono), ev))
+        res["ok"] = bool(n > 0 and got >= n and res["offline_left"] == 0 and res["daxctl_rc"] == 0
+                         and "e2e_s" in res)
+        if not res["ok"]:
+            res["error"] = "%d of %d onlined, %d offline left, daxctl rc %s" % (
+                got, n, res["offline_left"], rc)
+    except Exception as e:  # noqa: BLE001
+        res.update(ok=False, error="%s: %s" % (type(e).__name__, str(e)[-400:]))
+        traceback.print_exc()
+    finally:
+        vm.close()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--image-dir", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--sizes", default="64,512,2048")
+    ap.add_argument("--nvdimm-sizes", default="64,512")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--contenders", default=",".join(ALL))
+    ap.add_argument("--big-contenders", default="memonlined,kernel-auto-online,serial-loop,udev-rule",
+                    help="contenders run at sizes >= 2048 (each trial there takes minutes)")
+    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--smoke", action="store_true", help="64 blocks, one repeat, every contender")
+    a = ap.parse_args()
+    if a.smoke:
+        a.sizes, a.nvdimm_sizes, a.repeat, a.contenders = "64", "64", 1, ",".join(ALL)
+    contenders = [c for c in a.contenders.split(",") if c]
+    for c in contenders:
+        if c not in ALL:
+            ap.error("unknown contender %s (known: %s)" % (c, ", ".join(ALL)))
+    big = set(a.big_contenders.split(","))
+    sizes = [int(s) for s in a.sizes.split(",") if s]
+    nv_sizes = [int(s) for s in a.nvdimm_sizes.split(",") if s]
+    passed = failed = 0
+    with open(a.out, "a") as out:
+        for rep in range(a.repeat):
+            trials = []
+            for s in sizes:
+                for c in contenders:
+                    if c in DIMM_CONTENDERS and (s < 2048 or c in big):
+                        trials.append((c, s))
+            for s in nv_sizes:
+                for c in contenders:
+                    if c in NVDIMM_CONTENDERS:
+                        trials.append((c, s))
+            # Interleave: rotate the order each repeat so no contender always goes first.
+            k = rep % max(1, len(trials))
+            trials = trials[k:] + trials[:k]
+            for c, s in trials:
+                log("repeat %d: %s, %d blocks" % (rep, c, s))
+                t = time.monotonic()
+                if c in DIMM_CONTENDERS:
+                    r = run_dimm(a, c, s, rep)
+                else:
+                    r = run_nvdimm(a, c, s, rep)
+                r["trial_wall_s"] = round(time.monotonic() - t, 1)
+                r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+                out.write(json.dumps(r, sort_keys=True) + "\n")
+                out.flush()
+                log("  -> %s e2e=%s s restarts=%s %s" % ("ok" if r.get("ok") else "FAILED", r.get("e2e_s"),
+                                                       r.get("lock_restarts"), r.get("error", "")))
+                if r.get("ok"):
+                    passed += 1
+                else:
+                    failed += 1
+    print("vm-bench: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

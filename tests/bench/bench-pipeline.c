@@ -29,6 +29,7 @@
 #include "policy.h"
 #include "report.h"
 #include "runner.h"
+#include "topology.h"
 #include "tests/unit/fake-tree.h"
 
 #define N_NODES         8
@@ -43,6 +44,7 @@ struct run {
         uint64_t classify_usec;         /* wall time of event classification + batching */
         uint64_t batch_cpu_usec;        /* MEMONLINE_CPU_USEC of the batch record */
         uint64_t written;               /* state files no longer "offline" */
+        uint64_t topology_cpu_usec;     /* one topology_load() alone, for the breakdown */
         size_t onlined, failed;
 };
 
@@ -221,7 +223,16 @@ static int run_once(const char *root, struct policy *p, uint64_t n, struct run *
                 return r;
         }
 
+        {
+                struct topology *t = NULL;
+                uint64_t c0 = cpu_time_usec();
+
+                if (topology_load(root, &t) >= 0)
+                        topology_free(t);
+                u0 = cpu_time_usec() - c0;
+        }
         *ret = (struct run) {
+                .topology_cpu_usec = u0,
                 .blocks = n,
                 .wall_usec = t2 - t0,
                 .user_usec = u1 - u0,
@@ -368,10 +379,11 @@ int main(int argc, char **argv) {
                         printf("{\"bench\":\"pipeline\",\"blocks\":%" PRIu64 ",\"nodes\":%d,\"cpu_less_nodes\":%d,"
                                "\"repeat\":%u,\"wall_usec\":%" PRIu64 ",\"user_usec\":%" PRIu64
                                ",\"sys_usec\":%" PRIu64 ",\"classify_batch_usec\":%" PRIu64
-                               ",\"batch_record_cpu_usec\":%" PRIu64 ",\"cpu_usec_per_block\":%.3f"
+                               ",\"batch_record_cpu_usec\":%" PRIu64 ",\"topology_load_cpu_usec\":%" PRIu64
+                               ",\"cpu_usec_per_block\":%.3f"
                                ",\"onlined\":%zu,\"failed\":%zu}\n",
                                run.blocks, N_NODES, N_NODES - N_CPU_NODES, i, run.wall_usec, run.user_usec,
-                               run.sys_usec, run.classify_usec, run.batch_cpu_usec,
+                               run.sys_usec, run.classify_usec, run.batch_cpu_usec, run.topology_cpu_usec,
                                (double) cpu[i] / (double) run.blocks, run.onlined, run.failed);
                         fflush(stdout);
                 }

@@ -222,6 +222,32 @@ def prepare(vm, conf, loop):
         vm.sh("udevadm control --reload")
 
 
+def collect(args, vm, res, n, base, mono, records):
+    """Wait for N onlined blocks, then read the trace, block counts and batch records."""
+    got = int(vm.sh(WAIT_ONLINE % {"T": TRACE, "n": n, "timeout": args.timeout},
+                    timeout=args.timeout + 60).out.strip() or 0)
+    time.sleep(0.5)
+    ev = parse_trace(vm.sh("cat %s/trace" % TRACE, timeout=120).out)
+    res.update(summarize_trace(ev, n))
+    res["new_blocks"] = int(vm.sh(COUNT_BLOCKS).out) - base
+    res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
+    if records:
+        res.update(summarize_batches(batch_records(vm, mono), ev))
+    return got
+
+
+def guarded(vm, res, body):
+    """Run one trial; any failure is recorded in res, and the guest always goes."""
+    try:
+        body()
+    except Exception as e:  # noqa: BLE001
+        res.update(ok=False, error="%s: %s" % (type(e).__name__, str(e)[-400:]))
+        traceback.print_exc()
+    finally:
+        vm.close()
+    return res
+
+
 def run_dimm(args, name, blocks, rep):
     append, conf, loop = DIMM_CONTENDERS[name]
     res = {"contender": name, "kind": "dimm", "blocks": blocks, "repeat": rep}
@@ -231,7 +257,8 @@ def run_dimm(args, name, blocks, rep):
         res.update(ok=False, error="host headroom: %d MiB available, %d MiB needed" % (avail >> 20, need >> 20))
         return res
     vm = new_vm(args, append)
-    try:
+
+    def body():
         vm.start()
         res["boot_s"] = round(vm.wait_guest_ready(), 1)
         step(vm, "booted in %.1f s; preparing" % res["boot_s"])
@@ -249,30 +276,18 @@ def run_dimm(args, name, blocks, rep):
         step(vm, "hot-adding")
         vm.hotplug_dimm(0, size // 2)
         vm.hotplug_dimm(1, size // 2)
-        got = int(vm.sh(WAIT_ONLINE % {"T": TRACE, "n": blocks, "timeout": args.timeout},
-                        timeout=args.timeout + 60).out.strip() or 0)
+        got = collect(args, vm, res, blocks, base, mono, conf is not None)
         res["host_wait_s"] = round(time.monotonic() - t_host, 2)
         if pid is not None:
             lr = vm.guest_exec_wait(pid, timeout=60)
             if lr.rc != 0:
                 res["loop_error"] = (lr.err or lr.out)[-300:]
-        time.sleep(0.5)
-        ev = parse_trace(vm.sh("cat %s/trace" % TRACE, timeout=120).out)
-        res.update(summarize_trace(ev, blocks))
-        res["new_blocks"] = int(vm.sh(COUNT_BLOCKS).out) - base
-        res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
-        if conf is not None:
-            res.update(summarize_batches(batch_records(vm, mono), ev))
         res["ok"] = bool(got >= blocks and res["offline_left"] == 0 and res["new_blocks"] == blocks
                          and "e2e_s" in res)
         if not res["ok"]:
             res["error"] = "%d of %d onlined, %d offline left" % (got, blocks, res["offline_left"])
-    except Exception as e:  # noqa: BLE001
-        res.update(ok=False, error="%s: %s" % (type(e).__name__, str(e)[-400:]))
-        traceback.print_exc()
-    finally:
-        vm.close()
-    return res
+
+    return guarded(vm, res, body)
 
 
 NDCTL_SETUP = r"""
@@ -287,7 +302,8 @@ def run_nvdimm(args, name, blocks, rep):
     # devdax keeps ~1.6% for its own memmap (map=dev) and aligns: ask for a little more.
     size = (blocks * BLOCK * 102 // 100 + GiB - 1) // GiB * GiB
     vm = new_vm(args, "")
-    try:
+
+    def body():
         vm.start()
         res["boot_s"] = round(vm.wait_guest_ready(), 1)
         own = name == "daxctl-online"
@@ -308,26 +324,14 @@ def run_nvdimm(args, name, blocks, rep):
         info = info[0] if isinstance(info, list) else info
         n = int(info.get("total_memblocks", 0))
         res["blocks"] = n
-        got = int(vm.sh(WAIT_ONLINE % {"T": TRACE, "n": n, "timeout": args.timeout},
-                        timeout=args.timeout + 60).out.strip() or 0)
-        time.sleep(0.5)
-        ev = parse_trace(vm.sh("cat %s/trace" % TRACE, timeout=120).out)
-        res.update(summarize_trace(ev, n))
-        res["new_blocks"] = int(vm.sh(COUNT_BLOCKS).out) - base
-        res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
-        if not own:
-            res.update(summarize_batches(batch_records(vm, mono), ev))
+        got = collect(args, vm, res, n, base, mono, not own)
         res["ok"] = bool(n > 0 and got >= n and res["offline_left"] == 0 and res["daxctl_rc"] == 0
                          and "e2e_s" in res)
         if not res["ok"]:
             res["error"] = "%d of %d onlined, %d offline left, daxctl rc %s" % (
                 got, n, res["offline_left"], rc)
-    except Exception as e:  # noqa: BLE001
-        res.update(ok=False, error="%s: %s" % (type(e).__name__, str(e)[-400:]))
-        traceback.print_exc()
-    finally:
-        vm.close()
-    return res
+
+    return guarded(vm, res, body)
 
 
 def main():

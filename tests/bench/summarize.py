@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Summarize bench results (JSON lines from run-bench.sh / vm-bench.py).
+
+Usage: summarize.py RESULTS.jsonl [...] [--plot-data FILE.dat]
+
+Prints Markdown: per hot-add kind, block count and contender the median
+and min-max of the end-to-end time over the successful trials, the ratio
+of the median to kernel auto-online (DIMMs) or to daxctl's own onlining
+(NVDIMMs), hotplug lock restarts, per-block kernel online_pages time,
+memonlined's write latency and CPU per block; then the targets.
+--plot-data writes "contender blocks median min max" rows for gnuplot.
+"""
+
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+FLOOR = {"dimm": "kernel-auto-online", "nvdimm": "daxctl-online"}
+
+
+def load(paths):
+    rows = []
+    for p in paths:
+        for line in open(p):
+            line = line.strip()
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+    return rows
+
+
+def fmt(x, nd=2):
+    return "-" if x is None else ("%.*f" % (nd, x))
+
+
+def med(vals):
+    return statistics.median(vals) if vals else None
+
+
+def main():
+    args = sys.argv[1:]
+    plot = None
+    if "--plot-data" in args:
+        i = args.index("--plot-data")
+        plot = args[i + 1]
+        del args[i:i + 2]
+    rows = load(args)
+    trials = [r for r in rows if "contender" in r]
+    groups = defaultdict(list)
+    for r in trials:
+        groups[(r["kind"], r.get("blocks_requested", r.get("blocks")), r["contender"])].append(r)
+
+    stats = {}
+    for key, rs in groups.items():
+        ok = [r for r in rs if r.get("ok")]
+        e2e = sorted(r["e2e_s"] for r in ok)
+        stats[key] = {
+            "n": len(rs), "ok": len(ok), "e2e": e2e,
+            "median": med(e2e), "min": e2e[0] if e2e else None, "max": e2e[-1] if e2e else None,
+            "restarts": sorted({r.get("lock_restarts") for r in ok}),
+            "k50": med([r["kernel_online_us_p50"] for r in ok if "kernel_online_us_p50" in r]),
+            "k99": med([r["kernel_online_us_p99"] for r in ok if "kernel_online_us_p99" in r]),
+            "mo50": med([max(r["mo_write_us_p50"]) for r in ok if r.get("mo_write_us_p50")]),
+            "mo99": med([max(r["mo_write_us_p99"]) for r in ok if r.get("mo_write_us_p99")]),
+            "momax": med([r["mo_write_us_max"] for r in ok if "mo_write_us_max" in r]),
+            "cpu": med([r["mo_cpu_usec_per_block"] for r in ok if "mo_cpu_usec_per_block" in r]),
+            "evd": med([r["event_delay_ms"] for r in ok if "event_delay_ms" in r]),
+            "react": med([r["first_online_after_s"] for r in ok if "first_online_after_s" in r]),
+            "blocks": med([r.get("blocks") for r in ok if r.get("blocks")]),
+            "errors": [r.get("error") for r in rs if not r.get("ok")],
+        }
+
+    print("| kind | blocks | contender | ok/runs | e2e median s | min-max s | x floor | first online after s "
+          "| lock restarts | kernel online_pages p50/p99 µs | memonlined write p50/p99/max µs | CPU µs/block "
+          "| event delay ms |")
+    print("|---|---:|---|---:|---:|---|---:|---:|---|---|---|---:|---:|")
+    for key in sorted(stats, key=lambda k: (k[0], k[1], stats[k]["median"] or 1e9)):
+        kind, blocks, c = key
+        s = stats[key]
+        floor = stats.get((kind, blocks, FLOOR[kind]), {}).get("median")
+        ratio = s["median"] / floor if s["median"] and floor else None
+        mo = "-" if s["mo50"] is None else "%d/%d/%d" % (s["mo50"], s["mo99"], s["momax"])
+        kk = "-" if s["k50"] is None else "%d/%d" % (s["k50"], s["k99"])
+        print("| %s | %s | %s | %d/%d | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s |" % (
+            kind, int(s["blocks"]) if s["blocks"] else blocks, c, s["ok"], s["n"], fmt(s["median"]),
+            fmt(s["min"]), fmt(s["max"]), fmt(ratio), fmt(s["react"]),
+            ",".join(str(x) for x in s["restarts"]) or "-", kk, mo, fmt(s["cpu"], 1), fmt(s["evd"], 1)))
+    errs = [(k, e) for k in stats for e in stats[k]["errors"]]
+    if errs:
+        print("\nFailed trials:\n")
+        for k, e in errs:
+            print("- %s %s %s: %s" % (k[0], k[1], k[2], e))
+
+    print("\nTargets (DIMM hot-add):\n")
+    for blocks in sorted({k[1] for k in stats if k[0] == "dimm"}):
+        mo = stats.get(("dimm", blocks, "memonlined"), {}).get("median")
+        best = [stats.get(("dimm", blocks, c), {}).get("median") for c in ("kernel-auto-online", "serial-loop")]
+        best = min([b for b in best if b] or [0]) or None
+        udev = stats.get(("dimm", blocks, "udev-rule"), {}).get("median")
+        line = "- %d blocks: memonlined median %s s" % (blocks, fmt(mo))
+        if mo and best:
+            line += "; best of auto-online/serial loop %s s, ratio %.2f (target <= 1.10: %s)" % (
+                fmt(best), mo / best, "met" if mo / best <= 1.10 else "MISSED")
+        if mo and udev:
+            line += "; udev rule %s s, speed-up %.2fx (target >= 1.5x at >= 512 blocks: %s)" % (
+                fmt(udev), udev / mo, "met" if udev / mo >= 1.5 else "MISSED")
+        print(line)
+    for blocks in sorted({k[1] for k in stats if k[0] == "nvdimm"}):
+        mo = stats.get(("nvdimm", blocks, "daxctl-no-online+memonlined"), {}).get("median")
+        dx = stats.get(("nvdimm", blocks, "daxctl-online"), {}).get("median")
+        if mo and dx:
+            print("- NVDIMM %d blocks: memonlined %s s vs daxctl's own onlining %s s (faster: %s)" % (
+                blocks, fmt(mo), fmt(dx), "met" if mo < dx else "MISSED"))
+    r0 = [r for k, rs in groups.items() if k[2] == "memonlined" for r in rs if r.get("ok")]
+    if r0:
+        print("- lock restarts with memonlined at the default setting: %s (target 0)"
+              % sorted({r.get("lock_restarts") for r in r0}))
+
+    for r in rows:
+        if r.get("bench") in ("pipeline-summary", "pipeline-growth", "idle"):
+            print("\n    " + json.dumps(r), end="")
+    print()
+
+    if plot:
+        with open(plot, "w") as f:
+            for key in sorted(stats):
+                s = stats[key]
+                if s["median"] is not None:
+                    f.write("%s-%s %d %.4f %.4f %.4f\n" % (key[0], key[2], int(s["blocks"] or key[1]),
+                                                          s["median"], s["min"], s["max"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -198,7 +198,7 @@ fi
 # image
 log "mkfs.ext4 -d -> $OUT/image.raw ($SIZE)"
 rm -f "$OUT/image.raw.tmp"
-mkfs.ext4 -q -F -L memonlined-vm -E root_owner=0:0 -d "$ROOT" "$OUT/image.raw.tmp" "$SIZE"
+mkfs.ext4 -q -F -L memonlined-vm -E root_owner=0:0 -d "$ROOT" "$OUT/image.raw.tmp" "$SIZE" >&2
 mv "$OUT/image.raw.tmp" "$OUT/image.raw"
 cp -p "/boot/vmlinuz-$KVER" "$OUT/vmlinuz"
 cp -p "/boot/initrd.img-$KVER" "$OUT/initrd.img"

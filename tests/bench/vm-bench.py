@@ -334,6 +334,18 @@ def run_nvdimm(args, name, blocks, rep):
     return guarded(vm, res, body)
 
 
+def other_qemus():
+    n = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/%s/comm" % pid) as f:
+                    n += f.read().startswith("qemu-system")
+            except OSError:
+                pass
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image-dir", required=True)
@@ -374,11 +386,16 @@ def main():
             for c, s in trials:
                 log("repeat %d: %s, %d blocks" % (rep, c, s))
                 t = time.monotonic()
+                load = os.getloadavg()[0]
                 if c in DIMM_CONTENDERS:
                     r = run_dimm(a, c, s, rep)
                 else:
                     r = run_nvdimm(a, c, s, rep)
                 r["trial_wall_s"] = round(time.monotonic() - t, 1)
+                # Other guests on this host distort TCG timings: keep the evidence.
+                r["host_load_before"] = round(load, 2)
+                r["host_load_after"] = round(os.getloadavg()[0], 2)
+                r["other_qemus_after"] = other_qemus()
                 r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
                 out.write(json.dumps(r, sort_keys=True) + "\n")
                 out.flush()

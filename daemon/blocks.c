@@ -58,7 +58,7 @@ int block_id_from_name(const char *name, uint64_t *ret) {
  * Normal are all kernel zones; "none" (a block spanning zones) and
  * unknown names set no bit.
  */
-static unsigned valid_zones_parse(const char *s) {
+unsigned block_valid_zones_parse(const char *s) {
         unsigned bits = 0;
 
         while (*s) {
@@ -136,7 +136,7 @@ static int block_read_rest(const char *root, uint64_t block_size, uint64_t id, e
         /* valid_zones needs CONFIG_MEMORY_HOTREMOVE; without it the zones are unknown. */
         r = block_attr_read(root, id, "valid_zones", &zones);
         if (r >= 0)
-                b.valid_zones = valid_zones_parse(zones);
+                b.valid_zones = block_valid_zones_parse(zones);
         else if (r != -ENOENT)
                 return r;
 

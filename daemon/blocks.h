@@ -51,6 +51,9 @@ void mem_block_done(struct mem_block *b);    /* frees one block's owned strings 
 enum block_state block_state_from_string(const char *s);
 const char *block_state_to_string(enum block_state s);
 
+/* VALID_* bits of a valid_zones string ("Normal Movable", "DMA32", "none", ...). */
+unsigned block_valid_zones_parse(const char *s);
+
 /* "memory123" -> 123. -EINVAL otherwise. */
 int block_id_from_name(const char *name, uint64_t *ret);
 

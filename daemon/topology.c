@@ -365,9 +365,77 @@ static int load_isolated(struct topology *t) {
         return 0;
 }
 
-/* Online bytes per zone kind and block spans per node, in one pass over the blocks. */
+struct block_node {
+        uint64_t id;
+        int node;
+};
+
+static int cmp_block_node(const void *a, const void *b) {
+        const struct block_node *x = a, *y = b;
+
+        if (x->id != y->id)
+                return x->id < y->id ? -1 : 1;
+        return (x->node > y->node) - (x->node < y->node);
+}
+
+/*
+ * Block id -> node from the node/nodeN/memoryM links, ascending by id:
+ * one listing per node instead of a directory read per block. The kernel
+ * makes these links together with memoryM/nodeN. Old kernels could link
+ * a block to several nodes: the lowest wins, as in block_read().
+ */
+static int load_block_nodes(const struct topology *t, struct block_node **ret, size_t *ret_n) {
+        _cleanup_free_ struct block_node *map = NULL;
+        size_t n = 0, allocated = 0, k = 0;
+        int r;
+
+        for (size_t i = 0; i < t->n_nodes; i++) {
+                _cleanup_free_ uint64_t *ids = NULL;
+                size_t n_ids;
+                char rel[128];
+
+                snprintf(rel, sizeof(rel), NODE_DIR "/node%d", t->nodes[i].id);
+                r = sysfs_list_ids(t->sysfs_root, rel, "memory", &ids, &n_ids);
+                if (r == -ENOENT)
+                        continue;       /* CONFIG_NUMA=n, or the node went away */
+                if (r < 0)
+                        return r;
+                if (n_ids > 0 && GROW(map, allocated, n + n_ids) < 0)
+                        return -ENOMEM;
+                for (size_t j = 0; j < n_ids; j++)
+                        map[n++] = (struct block_node) { .id = ids[j], .node = t->nodes[i].id };
+        }
+        if (n > 0) {
+                qsort(map, n, sizeof(*map), cmp_block_node);
+                for (size_t j = 0; j < n; j++)
+                        if (k == 0 || map[j].id != map[k - 1].id)
+                                map[k++] = map[j];
+        }
+        *ret = TAKE_PTR(map);
+        *ret_n = k;
+        return 0;
+}
+
+/* memoryN/<attr>, or -errno. */
+static int read_block_attr(const struct topology *t, uint64_t id, const char *attr, char **ret) {
+        char rel[128];
+
+        if ((size_t) snprintf(rel, sizeof(rel), MEMORY_DIR "/memory%llu/%s", (unsigned long long) id, attr) >=
+            sizeof(rel))
+                return -ENAMETOOLONG;
+        return sysfs_read(t->sysfs_root, rel, ret);
+}
+
+/*
+ * Online bytes per zone kind and block spans per node, in one pass over
+ * the blocks. This runs for every batch, so it reads only what it needs:
+ * the state of each block and valid_zones of the online ones (not
+ * removable, nor a directory listing per block for its node).
+ */
 static int load_memory(struct topology *t) {
-        _cleanup_(block_set_clear) struct block_set set = {};
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_free_ struct block_node *map = NULL;
+        size_t n_ids, n_map, m = 0;
         bool single = t->n_nodes == 1;
         int r;
 
@@ -379,30 +447,54 @@ static int load_memory(struct topology *t) {
         if (t->block_size == 0)
                 return -EINVAL;
 
-        r = blocks_scan(t->sysfs_root, t->block_size, BLOCK_STATE_UNKNOWN, &set);
+        r = sysfs_list_ids(t->sysfs_root, MEMORY_DIR, "memory", &ids, &n_ids);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
+        r = load_block_nodes(t, &map, &n_map);
+        if (r < 0)
+                return r;
 
-        for (size_t i = 0; i < set.n; i++) {
-                const struct mem_block *b = &set.blocks[i];
+        for (size_t i = 0; i < n_ids; i++) {
+                _cleanup_free_ char *state = NULL, *zones = NULL;
+                int nid = NODE_NONE;
                 struct topo_node *node;
+                bool online;
 
-                /* Non-NUMA kernels have no nodeK links: the one node owns everything. */
-                node = node_mut(t, b->node == NODE_NONE && single ? t->nodes[0].id : b->node);
+                while (m < n_map && map[m].id < ids[i])
+                        m++;
+                if (m < n_map && map[m].id == ids[i])
+                        nid = map[m].node;
+                /* Non-NUMA kernels have no node links: the one node owns everything. */
+                node = node_mut(t, nid == NODE_NONE && single ? t->nodes[0].id : nid);
                 if (!node)
                         continue;
-                if (!node->has_blocks || b->id < node->first_block)
-                        node->first_block = b->id;
-                if (!node->has_blocks || b->id > node->last_block)
-                        node->last_block = b->id;
-                node->has_blocks = true;
 
-                if (b->state != BLOCK_STATE_ONLINE)
+                r = read_block_attr(t, ids[i], "state", &state);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue;       /* gone since the listing, or unreadable: as blocks_scan() */
+                online = block_state_from_string(state) == BLOCK_STATE_ONLINE;
+                if (online) {
+                        /* valid_zones needs CONFIG_MEMORY_HOTREMOVE; without it: kernel memory. */
+                        r = read_block_attr(t, ids[i], "valid_zones", &zones);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0 && r != -ENOENT)
+                                continue;
+                }
+
+                if (!node->has_blocks || ids[i] < node->first_block)
+                        node->first_block = ids[i];
+                if (!node->has_blocks || ids[i] > node->last_block)
+                        node->last_block = ids[i];
+                node->has_blocks = true;
+                if (!online)
                         continue;
                 /* An online block's valid_zones names its current zone. */
-                if (b->valid_zones == VALID_MOVABLE)
+                if (zones && block_valid_zones_parse(zones) == VALID_MOVABLE)
                         node->movable_bytes += t->block_size;
                 else
                         node->kernel_bytes += t->block_size;

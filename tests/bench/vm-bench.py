@@ -193,8 +193,8 @@ def summarize_batches(recs, ev):
     return r
 
 
-def host_headroom_ok(size):
-    need = GUEST_MEM_MIB * MiB + size * 0.016 + 2 * GiB
+def host_headroom_ok(size, guest_mem_mib):
+    need = guest_mem_mib * MiB + size * 0.016 + 2 * GiB
     avail = 0
     for line in open("/proc/meminfo"):
         if line.startswith("MemAvailable:"):
@@ -203,7 +203,7 @@ def host_headroom_ok(size):
 
 
 def new_vm(args, append):
-    return VM(args.image_dir, mem_mib=GUEST_MEM_MIB, maxmem=MAXMEM, virtio_mem_size=0,
+    return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=MAXMEM, virtio_mem_size=0,
               extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400)
 
 
@@ -252,7 +252,7 @@ def run_dimm(args, name, blocks, rep):
     append, conf, loop = DIMM_CONTENDERS[name]
     res = {"contender": name, "kind": "dimm", "blocks": blocks, "repeat": rep}
     size = blocks * BLOCK
-    ok, avail, need = host_headroom_ok(size)
+    ok, avail, need = host_headroom_ok(size, args.guest_mem_mib)
     if not ok:
         res.update(ok=False, error="host headroom: %d MiB available, %d MiB needed" % (avail >> 20, need >> 20))
         return res
@@ -357,10 +357,14 @@ def main():
     ap.add_argument("--big-contenders", default="memonlined,kernel-auto-online,serial-loop,udev-rule",
                     help="contenders run at sizes >= 2048 (each trial there takes minutes)")
     ap.add_argument("--timeout", type=int, default=900)
-    ap.add_argument("--smoke", action="store_true", help="64 blocks, one repeat, every contender")
+    ap.add_argument("--guest-mem-mib", type=int, default=GUEST_MEM_MIB,
+                    help="boot memory; the kernel zones must hold the memmap of the hot-added memory")
+    ap.add_argument("--smoke", action="store_true",
+                    help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster)")
     a = ap.parse_args()
     if a.smoke:
         a.sizes, a.nvdimm_sizes, a.repeat, a.contenders = "64", "64", 1, ",".join(ALL)
+        a.guest_mem_mib = 2048
     contenders = [c for c in a.contenders.split(",") if c]
     for c in contenders:
         if c not in ALL:

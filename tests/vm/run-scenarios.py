@@ -4,10 +4,12 @@
 Usage: run-scenarios.py [--image-dir DIR] [--only NAME[,NAME..]] [--keep] [-v]
 
 Prints `PASS name` / `FAIL name: reason` per scenario and ends with
-`N passed, N failed`; exits non-zero on any failure. All scenarios share
-one boot (ordered so that each one's expected zone is known); on a
-failure the guest journal, the serial console tail and the assertion are
-printed to stderr.
+`N passed, N failed`; exits non-zero on any failure. The scenarios run in
+two boots (Suite.BOOTS), each ordered so that every expected zone is
+known: the main one, and a pmem one whose policy has memonlined convert
+devdax namespaces itself (only the boots with a selected scenario are
+started). On a failure the guest journal, the serial console tail and the
+assertion are printed to stderr.
 
 Needs an image built by build-image.sh with the project installed.
 """
@@ -55,6 +57,23 @@ default = no_such_zone
 movable_ratio = 0
 """
 BROKEN_LINE = "%s:3:" % CONF
+
+# The pmem boot: plain memory goes to Normal, so the Movable blocks of a
+# converted namespace can only come from [pmem]'s own (default) zone.
+CONF_PMEM = """# memonlined VM test policy (pmem boot)
+[zones]
+default = online_kernel
+movable_ratio = 0
+
+[pmem]
+convert_devdax = yes
+"""
+# Appended with the namespace name it must leave alone.
+KEEP_RULE = """
+[device keep]
+match_namespace = %s
+convert = no
+"""
 
 ZONE_OF_POLICY = {"online_movable": "Movable", "movable": "Movable",
                   "online_kernel": "Normal", "kernel": "Normal", "normal": "Normal"}
@@ -410,6 +429,237 @@ echo "nothing came online"; exit 3
         check(g.rc == 0, "journal of memonlined.service has no %r after a broken reload" % BROKEN_LINE)
         self.hotadd_and_check(0, 512 * MiB, "Normal")
 
+    # ------------------------------------------------------------- pmem
+    # The pmem boot runs with CONF_PMEM: memonlined converts devdax
+    # namespaces itself; the test only uses ndctl, never daxctl.
+
+    def s_setup_pmem(self):
+        self.pmem_conf = CONF_PMEM
+        self.vm.write_guest_file(CONF, CONF_PMEM)
+        self.sh("memonlined --check-config && systemctl restart memonlined && systemctl is-active memonlined")
+        self.nrestarts0 = self.nrestarts()
+        self.assert_none_offline()
+
+    def nrestarts(self):
+        return int(self.sh("systemctl show -p NRestarts --value memonlined").out.strip() or 0)
+
+    def reload_conf(self, text):
+        self.vm.write_guest_file(CONF, text)
+        self.sh("memonlined --check-config && systemctl reload memonlined && systemctl is-active memonlined")
+        self.pmem_conf = text
+
+    def regions(self):
+        r = self.sh("cd /sys/bus/nd/devices 2>/dev/null && ls -d region* 2>/dev/null", check=False)
+        return set(r.out.split())
+
+    def add_nvdimms(self, sizes, node=2):
+        """Hot-add one NVDIMM per size on NODE and give each a fresh label
+        area (a new backing file has none). Returns the new region names."""
+        before = self.regions()
+        for size in sizes:
+            self.vm.hotplug_nvdimm(node, size)
+        script = r"""
+want=%d; before=" %s "
+for i in $(seq 120); do
+    new=
+    for d in /sys/bus/nd/devices/region*; do
+        r=${d##*/}; case "$before" in *" $r "*) continue;; esac
+        [ -e $d/mapping0 ] && new="$new $r"
+    done
+    set -- $new; [ $# -ge $want ] && break
+    sleep 0.5
+done
+[ $# -ge $want ] || { echo "only $# of $want new nvdimm regions appeared" >&2; exit 1; }
+for r in "$@"; do
+    read -r m < /sys/bus/nd/devices/$r/mapping0
+    ndctl disable-region $r >/dev/null && ndctl init-labels -f ${m%%%%,*} >/dev/null &&
+        ndctl enable-region $r >/dev/null || exit 1
+done
+echo "$@"
+""" % (len(sizes), " ".join(sorted(before)))
+        r = self.sh(script, timeout=240)
+        regs = r.out.split()
+        check(len(regs) == len(sizes), "expected %d new regions, got %r" % (len(sizes), regs))
+        self.log("nvdimm regions %s" % " ".join(regs))
+        return regs
+
+    def create_devdax(self, regions):
+        """ndctl create-namespace -m devdax on each region, back to back in
+        one guest command. Returns [(namespace, dax device, region id)]."""
+        cmds = " && ".join("ndctl create-namespace -m devdax -r %s" % r for r in regions)
+        r = self.sh(cmds, timeout=240)
+        out = []
+        dec = json.JSONDecoder()
+        text = r.out.strip()
+        while text:
+            ns, end = dec.raw_decode(text)
+            text = text[end:].strip()
+            out.append((ns["dev"], ns["daxregion"]["devices"][0]["chardev"], int(ns["daxregion"]["id"])))
+        check(len(out) == len(regions), "create-namespace printed %d namespaces for %d regions"
+              % (len(out), len(regions)))
+        self.log("created %s" % ", ".join("%s=%s" % (a, b) for a, b, _ in out))
+        return out
+
+    def daxctl_dev(self, dev):
+        r = self.sh("daxctl list -d %s" % dev, check=False)
+        if r.rc != 0 or not r.out.strip():
+            return None
+        d = json.loads(r.out)
+        return d[0] if isinstance(d, list) else d
+
+    def wait_system_ram(self, dev, timeout=180):
+        """The daemon converts on the dax add event: wait until daxctl sees
+        DEV as system-ram with every memory block online."""
+        deadline = time.monotonic() + timeout
+        while True:
+            d = self.daxctl_dev(dev)
+            if d and d.get("mode") == "system-ram" and d.get("total_memblocks") \
+                    and d.get("online_memblocks") == d.get("total_memblocks"):
+                return d
+            if time.monotonic() > deadline:
+                raise Fail("%s not converted and onlined by memonlined within %ds: daxctl says %s"
+                           % (dev, timeout, json.dumps(d)))
+            time.sleep(1)
+
+    def assert_device(self, st, cursor, ns, dev, region, nblocks, node):
+        """DEV's blocks and records: one device record, batch/node records
+        attributed to DEV."""
+        bs = st["block_size"]
+        devrecs = [r for r in self.records("device", cursor) if field(r, "MEMONLINE_DEVICE") == dev]
+        check(len(devrecs) == 1, "%d device records for %s (want 1)" % (len(devrecs), dev))
+        d = devrecs[0]
+        want = {"MEMONLINE_NAMESPACE": ns, "MEMONLINE_REGION": str(region), "MEMONLINE_NODE": str(node),
+                "MEMONLINE_BLOCKS": str(nblocks), "MEMONLINE_BYTES": str(nblocks * bs)}
+        for k, v in want.items():
+            check(str(field(d, k)) == v, "device record %s=%s, expected %s: %s" % (k, field(d, k), v, rec_brief(d)))
+        usec = {k: int(field(d, k) or -1) for k in ("MEMONLINE_BIND_USEC", "MEMONLINE_ONLINE_USEC",
+                                                      "MEMONLINE_TOTAL_USEC")}
+        check(usec["MEMONLINE_BIND_USEC"] > 0, "device record without bind time (not converted by memonlined?): %s"
+              % rec_brief(d))
+        check(0 < usec["MEMONLINE_ONLINE_USEC"] <= usec["MEMONLINE_TOTAL_USEC"],
+              "device record timings inconsistent: %s" % rec_brief(d))
+        check(usec["MEMONLINE_BIND_USEC"] <= usec["MEMONLINE_TOTAL_USEC"],
+              "device record bind time exceeds the total: %s" % rec_brief(d))
+        # the batch and node records of this device's pass name it
+        mine = 0
+        for kind in ("batch", "node"):
+            for r in self.records(kind, cursor):
+                devs = set((field(r, "MEMONLINE_DEVICE") or "").split(","))
+                if dev not in devs:
+                    continue
+                mine += 1
+                check(ns in (field(r, "MEMONLINE_NAMESPACE") or "").split(","),
+                      "%s record names %s without MEMONLINE_NAMESPACE=%s: %s" % (kind, dev, ns, rec_brief(r)))
+                check(str(region) in (field(r, "MEMONLINE_REGION") or "").split(","),
+                      "%s record names %s without MEMONLINE_REGION=%s: %s" % (kind, dev, region, rec_brief(r)))
+                if kind == "batch":
+                    check(int(field(r, "MEMONLINE_BLOCKS")) == nblocks,
+                          "batch record for %s counts %s blocks, device has %d"
+                          % (dev, field(r, "MEMONLINE_BLOCKS"), nblocks))
+                    check(field(r, "MEMONLINE_TRIGGER") in (None, "dax"),
+                          "batch for %s triggered by %s, not the dax event" % (dev, field(r, "MEMONLINE_TRIGGER")))
+        check(mine >= 2, "no batch+node records carry MEMONLINE_DEVICE=%s" % dev)
+        return d
+
+    def pmem_converted(self, created, cursor, node=2, zone="Movable"):
+        """Every (ns, dev, region) in CREATED: converted by the daemon, all
+        its blocks online on NODE in ZONE, records right."""
+        total = 0
+        per_dev = {}
+        for ns, dev, region in created:
+            info = self.wait_system_ram(dev)
+            per_dev[dev] = int(info["total_memblocks"])
+            total += per_dev[dev]
+            check(info.get("movable", zone == "Movable") == (zone == "Movable"),
+                  "daxctl says %s movable=%s, policy zone %s" % (dev, info.get("movable"), zone))
+        new = self.wait_new_blocks(total)
+        self.wait_new_online()
+        st = self.state()
+        self.assert_blocks(st, new, node, zone)
+        self.assert_journal(st, cursor, {node: total}, zone)
+        for ns, dev, region in created:
+            d = self.assert_device(st, cursor, ns, dev, region, per_dev[dev], node)
+            self.log("%s: %s" % (dev, field(d, "MESSAGE")))
+        self.assert_none_offline()
+        check(self.nrestarts() == self.nrestarts0, "memonlined was restarted (NRestarts %d -> %d)"
+              % (self.nrestarts0, self.nrestarts()))
+        return new
+
+    def s_pmem_auto_convert(self):
+        regs = self.add_nvdimms([2 * GiB])
+        cursor = self.cursor()
+        self.mark()
+        created = self.create_devdax(regs)
+        self.pmem_converted(created, cursor)
+
+    def excluded_namespace(self):
+        """A devdax namespace that a [device] rule keeps as devdax; made once."""
+        if getattr(self, "kept", None):
+            return self.kept
+        regs = self.add_nvdimms([1 * GiB])
+        # The namespace create-namespace makes is the region's seed namespace.
+        seed = self.sh("cat /sys/bus/nd/devices/%s/namespace_seed" % regs[0]).out.strip()
+        self.reload_conf(self.pmem_conf + KEEP_RULE % seed)
+        cursor = self.cursor()
+        self.mark()
+        created = self.create_devdax(regs)
+        check(created[0][0] == seed, "create-namespace made %s, the seed was %s" % (created[0][0], seed))
+        self.kept = (created[0], cursor)
+        return self.kept
+
+    def s_pmem_excluded(self):
+        (ns, dev, region), cursor = self.excluded_namespace()
+        # The daemon handles the dax event at once; give it the time a
+        # conversion of this size would take under TCG and then some.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            g = self.vm.guest_exec([GUEST_LIB + "/journal-records", "--grep", "%s: not converting" % dev, cursor],
+                                   timeout=60)
+            if g.rc == 0:
+                break
+            time.sleep(1)
+        check(g.rc == 0, "memonlined did not log that it leaves %s alone" % dev)
+        self.log(g.out.strip())
+        time.sleep(3)
+        d = self.daxctl_dev(dev)
+        check(d and d.get("mode") == "devdax", "%s is no longer devdax: %s" % (dev, json.dumps(d)))
+        new = self.sh(GUEST_LIB + "/wait-blocks --list").out.split()
+        check(not new, "memory blocks appeared for an excluded device: %s" % " ".join(new[:20]))
+        devrecs = [r for r in self.records("all", cursor) if dev in (field(r, "MEMONLINE_DEVICE") or "").split(",")]
+        check(not devrecs, "records name the excluded %s: %s" % (dev, rec_brief(devrecs[0]) if devrecs else ""))
+        r = self.sh("memonlined --dry-run", check=False)
+        line = [x for x in r.out.splitlines() if x.startswith("device=%s " % dev)]
+        check(line and "action=skip" in line[0], "--dry-run does not skip %s: %r" % (dev, line or r.out[-400:]))
+        check("keep" in line[0], "--dry-run reason does not name the [device keep] rule: %s" % line[0])
+        self.assert_none_offline()
+
+    def s_pmem_two_at_once(self):
+        regs = self.add_nvdimms([1 * GiB, 1 * GiB])
+        cursor = self.cursor()
+        self.mark()
+        created = self.create_devdax(regs)
+        check(len({d for _, d, _ in created}) == 2, "two namespaces, one dax device: %r" % created)
+        self.pmem_converted(created, cursor)
+
+    def s_pmem_destroy_unconverted(self):
+        (ns, dev, region), _ = self.excluded_namespace()
+        before = self.nrestarts()
+        pid = self.sh("systemctl show -p MainPID --value memonlined").out.strip()
+        cursor = self.cursor()
+        self.sh("ndctl destroy-namespace -f %s" % ns, timeout=120)
+        check(self.daxctl_dev(dev) is None, "%s still listed after destroying %s" % (dev, ns))
+        time.sleep(3)
+        check(self.daemon_active(), "memonlined not active after %s was destroyed" % ns)
+        check(self.nrestarts() == before, "memonlined restarted after the destroy (NRestarts %d -> %d)"
+              % (before, self.nrestarts()))
+        pid2 = self.sh("systemctl show -p MainPID --value memonlined").out.strip()
+        check(pid == pid2, "memonlined's pid changed %s -> %s" % (pid, pid2))
+        fails = self.records("failure", cursor)
+        check(not fails, "failure records after the destroy: %s" % rec_brief(fails[0]) if fails else "")
+        # still working: a plain DIMM goes to the default zone (online_kernel here)
+        self.hotadd_and_check(0, 512 * MiB, "Normal")
+        check(self.nrestarts() == before, "memonlined restarted (NRestarts %d -> %d)" % (before, self.nrestarts()))
+
     # ------------------------------------------------------------------ run
     SCENARIOS = [
         ("dimm-cpu-node", "s_dimm_cpu_node"),
@@ -421,14 +671,31 @@ echo "nothing came online"; exit 3
         ("burst-16g", "s_burst"),
         ("reload", "s_reload"),
     ]
+    # Second boot, CONF_PMEM: memonlined converts devdax namespaces itself.
+    PMEM_SCENARIOS = [
+        ("pmem-auto-convert", "s_pmem_auto_convert"),
+        ("pmem-excluded", "s_pmem_excluded"),
+        ("pmem-two-at-once", "s_pmem_two_at_once"),
+        ("pmem-destroy-unconverted", "s_pmem_destroy_unconverted"),
+    ]
+    # (boot name, setup method, scenarios): one VM each, in this order.
+    BOOTS = [
+        ("main", "s_setup", SCENARIOS),
+        ("pmem", "s_setup_pmem", PMEM_SCENARIOS),
+    ]
 
-    def run(self, only=None):
+    @classmethod
+    def all_scenarios(cls):
+        return [s for _, _, group in cls.BOOTS for s in group]
+
+    def run(self, only=None, scenarios=None, setup="s_setup"):
+        scenarios = self.SCENARIOS if scenarios is None else scenarios
         try:
-            self.s_setup()
+            getattr(self, setup)()
         except Exception as e:  # noqa: BLE001
-            self.fail_all("setup", e, only)
+            self.fail_all("setup", e, only, scenarios)
             return
-        for name, meth in self.SCENARIOS:
+        for name, meth in scenarios:
             if only and name not in only:
                 continue
             t = time.monotonic()
@@ -442,7 +709,7 @@ echo "nothing came online"; exit 3
                 print("FAIL %s: %s" % (name, reason), flush=True)
                 self.dump(name, e)
                 if not self.vm.alive():
-                    self.fail_rest(name, only, "qemu died")
+                    self.fail_rest(name, only, "qemu died", scenarios)
                     return
             self.timings[name] = time.monotonic() - t
             self.log("%s took %.1fs" % (name, self.timings[name]))
@@ -459,17 +726,17 @@ echo "nothing came online"; exit 3
             print(self.vm.serial_tail(), file=sys.stderr)
         sys.stderr.flush()
 
-    def fail_all(self, what, e, only):
+    def fail_all(self, what, e, only, scenarios=None):
         reason = "%s: %s" % (what, str(e).splitlines()[0] if str(e) else type(e).__name__)
         self.dump(what, e)
-        for name, _ in self.SCENARIOS:
+        for name, _ in self.SCENARIOS if scenarios is None else scenarios:
             if not only or name in only:
                 self.results.append((name, False, reason))
                 print("FAIL %s: %s" % (name, reason), flush=True)
 
-    def fail_rest(self, after, only, reason):
+    def fail_rest(self, after, only, reason, scenarios=None):
         started = False
-        for name, _ in self.SCENARIOS:
+        for name, _ in self.SCENARIOS if scenarios is None else scenarios:
             if started and (not only or name in only):
                 self.results.append((name, False, reason))
                 print("FAIL %s: %s" % (name, reason), flush=True)
@@ -482,55 +749,68 @@ def rec_brief(rec):
                     if k.startswith("MEMONLINE_") or k in ("MESSAGE", "MESSAGE_ID"))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--image-dir", default=DEFAULT_IMAGE_DIR)
-    ap.add_argument("--only", default="", help="comma-separated scenario names")
-    ap.add_argument("--keep", action="store_true", help="keep the VM work dir (serial log, qemu log)")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("--list", action="store_true")
-    a = ap.parse_args()
-    if a.list:
-        for name, _ in Suite.SCENARIOS:
-            print(name)
-        return 0
-    only = set(x for x in a.only.split(",") if x)
-    unknown = only - {n for n, _ in Suite.SCENARIOS}
-    if unknown:
-        ap.error("unknown scenario(s): %s" % ", ".join(sorted(unknown)))
-    workdir = tempfile.mkdtemp(prefix="memonlined-vm-") if a.keep else None
-    t0 = time.monotonic()
+def run_boot(image_dir, workdir, boot, setup, scenarios, only, verbose, results, timings):
+    """One VM for one group of scenarios; appends to RESULTS and TIMINGS."""
     vm = None
     suite = None
     try:
-        vm = VM(a.image_dir, workdir=workdir)
+        vm = VM(image_dir, workdir=workdir)
         if not vm.has_project:
             print("warning: image built with --no-project: memonlined is not installed",
                   file=sys.stderr)
-        suite = Suite(vm, verbose=a.verbose)
+        suite = Suite(vm, verbose=verbose)
         vm.start()
         vm.wait_guest_ready()
-        suite.log("boot %.1fs" % vm.boot_seconds)
-        suite.run(only)
+        suite.log("%s boot %.1fs" % (boot, vm.boot_seconds))
+        timings["boot:" + boot] = vm.boot_seconds
+        suite.run(only, scenarios, setup)
     except Exception as e:  # noqa: BLE001
-        suite = suite or Suite(vm, verbose=a.verbose)
+        suite = suite or Suite(vm, verbose=verbose)
         if vm is not None:
-            suite.fail_all("boot", e, only)
+            suite.fail_all("boot", e, only, scenarios)
         else:
             print("error: %s" % e, file=sys.stderr)
-            suite.results = [(n, False, str(e)) for n, _ in Suite.SCENARIOS if not only or n in only]
+            suite.results = [(n, False, str(e)) for n, _ in scenarios if not only or n in only]
             for n, _, r in suite.results:
                 print("FAIL %s: %s" % (n, r))
     finally:
         if vm is not None:
             vm.shutdown()
             vm.close()
-    if a.keep:
-        print("logs kept in %s" % workdir, file=sys.stderr)
-    passed = sum(1 for r in suite.results if r[1])
-    failed = len(suite.results) - passed
-    t = ["boot=%.0fs" % vm.boot_seconds] if vm is not None and vm.boot_seconds else []
-    t += ["%s=%.0fs" % (k, v) for k, v in suite.timings.items()]
+    results.extend(suite.results)
+    timings.update(suite.timings)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--image-dir", default=DEFAULT_IMAGE_DIR)
+    ap.add_argument("--only", default="", help="comma-separated scenario names")
+    ap.add_argument("--keep", action="store_true", help="keep the VM work dirs (serial log, qemu log)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        for name, _ in Suite.all_scenarios():
+            print(name)
+        return 0
+    only = set(x for x in a.only.split(",") if x)
+    unknown = only - {n for n, _ in Suite.all_scenarios()}
+    if unknown:
+        ap.error("unknown scenario(s): %s" % ", ".join(sorted(unknown)))
+    t0 = time.monotonic()
+    results, timings, kept = [], {}, []
+    for boot, setup, scenarios in Suite.BOOTS:
+        if only and not only & {n for n, _ in scenarios}:
+            continue
+        workdir = tempfile.mkdtemp(prefix="memonlined-vm-%s-" % boot) if a.keep else None
+        if workdir:
+            kept.append(workdir)
+        run_boot(a.image_dir, workdir, boot, setup, scenarios, only, a.verbose, results, timings)
+    for w in kept:
+        print("logs kept in %s" % w, file=sys.stderr)
+    passed = sum(1 for r in results if r[1])
+    failed = len(results) - passed
+    t = ["%s=%.0fs" % (k, v) for k, v in timings.items()]
     print("timings: total=%.0fs %s" % (time.monotonic() - t0, " ".join(t)), file=sys.stderr)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or passed == 0 else 0

@@ -12,7 +12,8 @@ CLI:
     vm.py [--image-dir DIR] shell         boot and run guest commands read from stdin
     vm.py [--image-dir DIR] demo          hot-add DIMMs on nodes 0/1 and an NVDIMM
                                           (devdax -> kmem) on node 2, show the blocks
-                                          coming online and memonlined's records
+                                          coming online and memonlined's records,
+                                          then `memonlined report` and `memonlined status`
     vm.py [--image-dir DIR] selftest      hot-add a DIMM / virtio-mem / NVDIMM and
                                           online by hand (no daemon needed)
 
@@ -545,12 +546,15 @@ def _demo(vm):
         kind = RECORD_KIND.get(rec.get("MESSAGE_ID"), "?")
         fields = " ".join("%s=%s" % (k[10:], rec[k]) for k in sorted(rec) if k.startswith("MEMONLINE_"))
         print("  %-7s %s" % (kind, fields))
-    r = vm.sh("if command -v memonlined-report >/dev/null; then memonlined-report; "
-              "elif memonlined report --help >/dev/null 2>&1; then memonlined report; fi", check=False)
-    if r.out.strip():
-        print("== memonlined report")
-        print(r.out.rstrip())
-    return r.rc
+    # The daemon's own views: timing review of this boot's journal, live state.
+    rc = 0
+    for title, cmd in (("memonlined report", "memonlined report"),
+                       ("memonlined status", "memonlined status")):
+        r = vm.sh(cmd, check=False, timeout=120)
+        print("== %s%s" % (title, "" if r.rc == 0 else " (exit %d)" % r.rc))
+        print((r.out + r.err).rstrip())
+        rc = rc or r.rc
+    return rc
 
 
 def main():
@@ -575,7 +579,8 @@ def main():
                     sys.stdout.write(r.out + r.err + "[rc=%s]\n" % r.rc)
                     sys.stdout.flush()
         elif a.what == "demo":
-            _demo(vm)
+            if _demo(vm) != 0:
+                raise VMError("memonlined report/status failed in the guest")
         elif a.what == "selftest":
             print(json.dumps(_selftest(vm)))
         vm.shutdown()

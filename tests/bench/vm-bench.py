@@ -143,6 +143,14 @@ def summarize_trace(ev, n_expected):
         r["e2e_s"] = round(ev["onlr"][-1] - t0, 4)
         if ev["onl"]:
             r["first_online_after_s"] = round(ev["onl"][0] - t0, 4)
+        r["adds_at_s"] = [round(t - t0, 4) for t in ev["add"]]
+        r["kernel_online_sum_s"] = round(sum(b - a for a, b in zip(ev["onl"], ev["onlr"])), 4)
+        # The longest stretch with no block coming online: where the time goes.
+        marks = [t0] + ev["onlr"]
+        gaps = [(b - a, a - t0) for a, b in zip(marks, marks[1:])]
+        if gaps:
+            g = max(gaps)
+            r["max_gap_s"], r["max_gap_at_s"] = round(g[0], 4), round(g[1], 4)
     # online_pages is serialised under device_hotplug_lock: entries and returns pair in order.
     durs = sorted((b - a) * 1e6 for a, b in zip(ev["onl"], ev["onlr"]) if b >= a)
     if durs:

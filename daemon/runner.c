@@ -239,8 +239,9 @@ static void handle_dax(struct runner *c, struct job *j) {
                         continue;       /* removed again */
                 r = pmem_decide(dev, j->policy, PMEM_DAXCTL_CONFDIR, &d);
                 if (r < 0 || d.action != PMEM_ACTION_CONVERT) {
-                        report_log(c->reporter, LOG_INFO, NULL, "%s: not converting: %s", dev->name,
-                                   r < 0 ? strerror(-r) : d.reason);
+                        /* Our own kmem bind comes back as a dax event too: not news. */
+                        report_log(c->reporter, dev->mode == PMEM_MODE_SYSTEM_RAM ? LOG_DEBUG : LOG_INFO, NULL,
+                                   "%s: not converting: %s", dev->name, r < 0 ? strerror(-r) : d.reason);
                         continue;
                 }
                 r = pmem_convert(dev->name, &conv);

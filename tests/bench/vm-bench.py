@@ -354,6 +354,17 @@ def other_qemus():
     return n
 
 
+def wait_quiet(limit):
+    """Wait up to LIMIT s for no other guest and a 1-min load below 2 (TCG timings are
+    CPU-bound); returns (seconds waited, quiet)."""
+    t0 = time.monotonic()
+    while True:
+        quiet = other_qemus() == 0 and os.getloadavg()[0] < 2.0
+        if quiet or time.monotonic() - t0 >= limit:
+            return round(time.monotonic() - t0), quiet
+        time.sleep(5)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image-dir", required=True)
@@ -365,6 +376,8 @@ def main():
     ap.add_argument("--big-contenders", default="memonlined,kernel-auto-online,serial-loop,udev-rule",
                     help="contenders run at sizes >= 2048 (each trial there takes minutes)")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--wait-quiet", type=int, default=600,
+                    help="before each trial wait up to this long for a quiet host (no other guest)")
     ap.add_argument("--guest-mem-mib", type=int, default=GUEST_MEM_MIB,
                     help="boot memory; the kernel zones must hold the memmap of the hot-added memory")
     ap.add_argument("--smoke", action="store_true",
@@ -373,6 +386,7 @@ def main():
     if a.smoke:
         a.sizes, a.nvdimm_sizes, a.repeat, a.contenders = "64", "64", 1, ",".join(ALL)
         a.guest_mem_mib = 2048
+        a.wait_quiet = 0
     contenders = [c for c in a.contenders.split(",") if c]
     for c in contenders:
         if c not in ALL:
@@ -397,6 +411,7 @@ def main():
             trials = trials[k:] + trials[:k]
             for c, s in trials:
                 log("repeat %d: %s, %d blocks" % (rep, c, s))
+                waited, quiet = wait_quiet(a.wait_quiet)
                 t = time.monotonic()
                 load = os.getloadavg()[0]
                 if c in DIMM_CONTENDERS:
@@ -406,6 +421,7 @@ def main():
                 r["trial_wall_s"] = round(time.monotonic() - t, 1)
                 # Other guests on this host distort TCG timings: keep the evidence.
                 r["host_load_before"] = round(load, 2)
+                r["waited_for_quiet_s"], r["host_quiet"] = waited, quiet
                 r["host_load_after"] = round(os.getloadavg()[0], 2)
                 r["other_qemus_after"] = other_qemus()
                 r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")

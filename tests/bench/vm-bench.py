@@ -354,15 +354,23 @@ def other_qemus():
     return n
 
 
+def runnable():
+    with open("/proc/loadavg") as f:
+        return int(f.read().split()[3].split("/")[0])
+
+
 def wait_quiet(limit):
-    """Wait up to LIMIT s for no other guest and a 1-min load below 2 (TCG timings are
-    CPU-bound); returns (seconds waited, quiet)."""
+    """Wait up to LIMIT s until no other guest runs and at most 2 tasks are runnable
+    for 3 s running (TCG timings are CPU-bound); returns (seconds waited, quiet)."""
     t0 = time.monotonic()
+    calm = 0
     while True:
-        quiet = other_qemus() == 0 and os.getloadavg()[0] < 2.0
-        if quiet or time.monotonic() - t0 >= limit:
-            return round(time.monotonic() - t0), quiet
-        time.sleep(5)
+        calm = calm + 1 if other_qemus() == 0 and runnable() <= 2 else 0
+        if calm >= 3:
+            return round(time.monotonic() - t0), True
+        if time.monotonic() - t0 >= limit:
+            return round(time.monotonic() - t0), False
+        time.sleep(1)
 
 
 def main():

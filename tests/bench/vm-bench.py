@@ -384,7 +384,7 @@ def main():
     ap.add_argument("--big-contenders", default="memonlined,kernel-auto-online,serial-loop,udev-rule",
                     help="contenders run at sizes >= 2048 (each trial there takes minutes)")
     ap.add_argument("--timeout", type=int, default=900)
-    ap.add_argument("--wait-quiet", type=int, default=600,
+    ap.add_argument("--wait-quiet", type=int, default=240,
                     help="before each trial wait up to this long for a quiet host (no other guest)")
     ap.add_argument("--guest-mem-mib", type=int, default=GUEST_MEM_MIB,
                     help="boot memory; the kernel zones must hold the memmap of the hot-added memory")

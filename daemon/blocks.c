@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <limits.h>
+#include <unistd.h>
 #include "blocks.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -95,6 +96,15 @@ static int block_read_node(const char *root, uint64_t id, int *ret_node) {
         return 0;
 }
 
+/* Node directories exist only with CONFIG_NUMA. */
+static bool numa_kernel(const char *root) {
+        _cleanup_free_ char *path = NULL;
+
+        if (sysfs_path(&path, root, "devices/system/node") < 0)
+                return true;    /* assume the worst: skip a read rather than risk the oops */
+        return access(path, F_OK) == 0;
+}
+
 /* Read memoryN/<attr>; the relative path always fits, so no allocation for it. */
 static int block_attr_read(const char *root, uint64_t id, const char *attr, char **ret) {
         char rel[128];
@@ -133,12 +143,22 @@ static int block_read_rest(const char *root, uint64_t block_size, uint64_t id, e
         if (r < 0)
                 return r;
 
+        /*
+         * valid_zones of a block whose node is not set yet (the add is still
+         * linking blocks to nodes) makes 6.1 dereference NODE_DATA(NUMA_NO_NODE)
+         * in valid_zones_show(): an oops that kills the reader. The link is
+         * made after the nid is set, so without it the zones stay unknown.
+         * Non-NUMA kernels have no links at all, and no such problem.
+         */
+        if (b.node == NODE_NONE && numa_kernel(root))
+                goto zones_done;
         /* valid_zones needs CONFIG_MEMORY_HOTREMOVE; without it the zones are unknown. */
         r = block_attr_read(root, id, "valid_zones", &zones);
         if (r >= 0)
                 b.valid_zones = block_valid_zones_parse(zones);
         else if (r != -ENOENT)
                 return r;
+zones_done:
 
         /* Deprecated attribute, gone on some kernels: absent means not known removable. */
         r = block_attr_read(root, id, "removable", &removable);

@@ -51,8 +51,11 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
                         if (b->node != NODE_NONE)
                                 continue;
                         if (block_read(c->sysfs_root, t->block_size, b->id, &fresh) == 0) {
-                                if (fresh.node != NODE_NONE)
+                                /* valid_zones is only read once the node is known (see block_read). */
+                                if (fresh.node != NODE_NONE) {
                                         b->node = fresh.node;
+                                        b->valid_zones = fresh.valid_zones;
+                                }
                                 mem_block_done(&fresh);
                         }
                         if (b->node == NODE_NONE)

@@ -117,10 +117,42 @@ static void test_block_read(void **state) {
         fake_link_block(root, 41, 3);
         assert_int_equal(block_read(root, BS, 41, &b), 0);
         assert_int_equal(b.node, 3);
+        assert_int_equal(b.valid_zones, VALID_NORMAL);
 
         fake_add_block(root, 42, 0, "going-offline", "Normal");
         assert_int_equal(block_read(root, BS, 42, &b), 0);
         assert_int_equal(b.state, BLOCK_STATE_GOING_OFFLINE);
+}
+
+/*
+ * Reading valid_zones of a block the add has not linked to its node yet
+ * oopses 6.1 (NODE_DATA(NUMA_NO_NODE) in valid_zones_show): on a NUMA
+ * kernel it must stay unread until the nodeK link is there.
+ */
+static void test_no_valid_zones_before_link(void **state) {
+        const char *root = *state;
+        struct mem_block b = {};
+
+        fake_add_block(root, 50, -1, "offline", "Movable Normal");
+        /* No node directory: CONFIG_NUMA=n, where the read is safe and the zones count. */
+        assert_int_equal(block_read(root, BS, 50, &b), 0);
+        assert_int_equal(b.valid_zones, VALID_NORMAL | VALID_MOVABLE);
+
+        fake_mkdir(root, "devices/system/node/node0");
+        /* Unreadable if read at all: the test fails if valid_zones is opened. */
+        fake_unlink(root, "devices/system/memory/memory50/valid_zones");
+        fake_mkdir(root, "devices/system/memory/memory50/valid_zones");
+        assert_int_equal(block_read(root, BS, 50, &b), 0);
+        assert_int_equal(b.node, NODE_NONE);
+        assert_int_equal(b.valid_zones, 0);
+        assert_int_equal(b.state, BLOCK_STATE_OFFLINE);
+
+        fake_rmdir(root, "devices/system/memory/memory50/valid_zones");
+        fake_write(root, "devices/system/memory/memory50/valid_zones", "Movable\n");
+        fake_link_block(root, 50, 0);
+        assert_int_equal(block_read(root, BS, 50, &b), 0);
+        assert_int_equal(b.node, 0);
+        assert_int_equal(b.valid_zones, VALID_MOVABLE);
 }
 
 static void test_block_vanished(void **state) {
@@ -273,6 +305,7 @@ int main(void) {
                 cmocka_unit_test(test_id_from_name),
                 cmocka_unit_test_setup_teardown(test_valid_zones, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_block_read, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_no_valid_zones_before_link, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_block_vanished, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_order, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_filter, setup, teardown),

@@ -169,13 +169,42 @@ static int read_optional(const char *root, const char *rel, char **ret) {
         return r;
 }
 
+/*
+ * As root, talk to systemd on its private socket, like systemctl does: it
+ * works without a D-Bus daemon (minimal images, early boot). Else the bus.
+ */
+static int open_systemd_bus(sd_bus **ret) {
+        sd_bus *bus = NULL;
+        int r;
+
+        if (geteuid() == 0) {
+                r = sd_bus_new(&bus);
+                if (r < 0)
+                        return r;
+                r = sd_bus_set_address(bus, "unix:path=/run/systemd/private");
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+                if (r >= 0) {
+                        *ret = bus;
+                        return 0;
+                }
+                sd_bus_unref(bus);
+                bus = NULL;
+        }
+        r = sd_bus_open_system(&bus);
+        if (r < 0)
+                return r;
+        *ret = bus;
+        return 0;
+}
+
 static int query_daemon(struct daemon_status *d) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *path = NULL;
         sd_bus *bus = NULL;
         int r;
 
-        r = sd_bus_open_system(&bus);
+        r = open_systemd_bus(&bus);
         if (r < 0) {
                 d->error = strdup("no system bus");
                 return d->error ? 0 : -ENOMEM;

@@ -157,21 +157,12 @@ static int open_state(const char *root, uint64_t id, int *ret_fd) {
 
 static int write_state(const struct run *run, uint64_t id, int fd, const char *value) {
         const struct online_ops *ops = run->req->ops;
-        size_t len = strlen(value);
-        ssize_t n;
 
         if (ops)
                 return ops->write_state(ops->userdata, run->req->sysfs_root, id, value);
 
         /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
-        do
-                n = pwrite(fd, value, len, 0);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        if ((size_t) n != len)
-                return -EIO;
-        return 0;
+        return sysfs_write_fd(fd, value);
 }
 
 static int read_state(const struct run *run, uint64_t id, enum block_state *ret) {

@@ -110,8 +110,6 @@ int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_va
 int sysfs_write(const char *root, const char *rel, const char *value) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -1;
-        size_t len = strlen(value);
-        ssize_t n;
         int r;
 
         r = sysfs_path(&path, root, "%s", rel);
@@ -120,8 +118,16 @@ int sysfs_write(const char *root, const char *rel, const char *value) {
         fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
+        return sysfs_write_fd(fd, value);
+}
+
+int sysfs_write_fd(int fd, const char *value) {
+        size_t len = strlen(value);
+        ssize_t n;
+
+        /* One write from offset 0: sysfs stores take the whole value at once. */
         do
-                n = write(fd, value, len);
+                n = pwrite(fd, value, len, 0);
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;

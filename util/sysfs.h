@@ -19,6 +19,8 @@ int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_va
 
 /* Write value to an attribute with a single write(). -errno on failure. */
 int sysfs_write(const char *root, const char *rel, const char *value);
+/* The same on an open attribute: one pwrite() at offset 0, EINTR retried. */
+int sysfs_write_fd(int fd, const char *value);
 
 /*
  * Numeric suffixes of the entries "<prefix><digits>" in directory <root>/<rel>

@@ -65,6 +65,7 @@ T=%(T)s
 echo 0 > $T/tracing_on
 echo > $T/kprobe_events
 echo 'p:bench/add add_memory_resource' >> $T/kprobe_events
+echo 'r:bench/addr add_memory_resource ret=$retval' >> $T/kprobe_events
 echo 'p:bench/onl online_pages' >> $T/kprobe_events
 echo 'r:bench/onlr online_pages ret=$retval' >> $T/kprobe_events
 echo 'r:bench/lockr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
@@ -125,9 +126,9 @@ def pct(sorted_vals, p):
 
 def parse_trace(text):
     """Times (s) of add entries, online_pages entries and returns, lock restarts."""
-    ev = {"add": [], "onl": [], "onlr": [], "lockr": []}
+    ev = {"add": [], "addr": [], "onl": [], "onlr": [], "lockr": []}
     for line in text.splitlines():
-        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|onl|onlr|lockr):", line)
+        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|onl|onlr|lockr):", line)
         if m:
             ev[m.group(2)].append(float(m.group(1)))
     for k in ev:
@@ -144,6 +145,11 @@ def summarize_trace(ev, n_expected):
         if ev["onl"]:
             r["first_online_after_s"] = round(ev["onl"][0] - t0, 4)
         r["adds_at_s"] = [round(t - t0, 4) for t in ev["add"]]
+        r["adds_done_at_s"] = [round(t - t0, 4) for t in ev["addr"]]
+        # A restart while an add holds device_hotplug_lock is the kernel making the
+        # writer wait for the adder, not writers contending with each other.
+        spans = list(zip(ev["add"], ev["addr"]))
+        r["lock_restarts_during_add"] = sum(1 for t in ev["lockr"] if any(a <= t <= b for a, b in spans))
         r["kernel_online_sum_s"] = round(sum(b - a for a, b in zip(ev["onl"], ev["onlr"])), 4)
         # The longest stretch with no block coming online: where the time goes.
         marks = [t0] + ev["onlr"]

@@ -66,6 +66,8 @@ echo 0 > $T/tracing_on
 echo > $T/kprobe_events
 echo 'p:bench/add add_memory_resource' >> $T/kprobe_events
 echo 'r:bench/addr add_memory_resource ret=$retval' >> $T/kprobe_events
+# The block devices (and their add uevents) come after the memmap is set up.
+echo 'p:bench/mkblk create_memory_block_devices' >> $T/kprobe_events 2>/dev/null || true
 echo 'p:bench/onl online_pages' >> $T/kprobe_events
 echo 'r:bench/onlr online_pages ret=$retval' >> $T/kprobe_events
 echo 'r:bench/lockr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
@@ -126,9 +128,9 @@ def pct(sorted_vals, p):
 
 def parse_trace(text):
     """Times (s) of add entries, online_pages entries and returns, lock restarts."""
-    ev = {"add": [], "addr": [], "onl": [], "onlr": [], "lockr": []}
+    ev = {"add": [], "addr": [], "mkblk": [], "onl": [], "onlr": [], "lockr": []}
     for line in text.splitlines():
-        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|onl|onlr|lockr):", line)
+        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr):", line)
         if m:
             ev[m.group(2)].append(float(m.group(1)))
     for k in ev:
@@ -146,6 +148,7 @@ def summarize_trace(ev, n_expected):
             r["first_online_after_s"] = round(ev["onl"][0] - t0, 4)
         r["adds_at_s"] = [round(t - t0, 4) for t in ev["add"]]
         r["adds_done_at_s"] = [round(t - t0, 4) for t in ev["addr"]]
+        r["blocks_created_at_s"] = [round(t - t0, 4) for t in ev["mkblk"]]
         # A restart while an add holds device_hotplug_lock is the kernel making the
         # writer wait for the adder, not writers contending with each other.
         spans = list(zip(ev["add"], ev["addr"]))
@@ -203,7 +206,10 @@ def summarize_batches(recs, ev):
     b1 = g(recs[0], "MEMONLINE_BLOCKS")
     if ev["add"] and b1 and len(ev["onlr"]) >= b1 and g(recs[0], "MEMONLINE_LATENCY_USEC"):
         first_event = ev["onlr"][b1 - 1] - g(recs[0], "MEMONLINE_LATENCY_USEC") / 1e6
-        r["event_delay_ms"] = round((first_event - ev["add"][0]) * 1e3, 1)
+        # From the first block device (its add uevent), else from the add's start.
+        origin = ev["mkblk"][0] if ev["mkblk"] else ev["add"][0]
+        r["event_delay_ms"] = round((first_event - origin) * 1e3, 1)
+        r["event_delay_from"] = "create_memory_block_devices" if ev["mkblk"] else "add_memory_resource"
     return r
 
 

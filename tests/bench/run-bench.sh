@@ -13,7 +13,7 @@
 #          on 2 cores); prints "N passed, N failed" and exits non-zero on
 #          any failure.
 # The guest image is BUILDDIR/tests-vm (tests/vm/build-image.sh BUILDDIR);
-# it is built when missing. Configure BUILDDIR with --prefix=/usr
+# it is (re)built when missing or older than BUILDDIR/memonlined. Configure BUILDDIR with --prefix=/usr
 # --sysconfdir=/etc --localstatedir=/var for the image.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -70,7 +70,8 @@ count "${PIPESTATUS[0]}" "idle-bench"
 # 3. the real kernel
 if [ "$VM" = 1 ]; then
         IMG=$B/tests-vm
-        if [ ! -f "$IMG/image.env" ]; then
+        # A stale image would benchmark an older daemon.
+        if [ ! -f "$IMG/image.env" ] || [ "$B/memonlined" -nt "$IMG/image.raw" ]; then
                 log "building the guest image in $IMG"
                 bash "$HERE/../vm/build-image.sh" --out "$IMG" "$B" >&2 || { log "image build failed"; exit 1; }
         fi

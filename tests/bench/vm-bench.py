@@ -154,6 +154,12 @@ def summarize_trace(ev, n_expected):
         spans = list(zip(ev["add"], ev["addr"]))
         r["lock_restarts_during_add"] = sum(1 for t in ev["lockr"] if any(a <= t <= b for a, b in spans))
         r["kernel_online_sum_s"] = round(sum(b - a for a, b in zip(ev["onl"], ev["onlr"])), 4)
+        # Between one block's online_pages return and the next one's entry: userspace,
+        # the rest of the write syscall, and handing over between writers.
+        between = sorted((a - b) * 1e3 for b, a in zip(ev["onlr"], ev["onl"][1:]) if a >= b)
+        if between:
+            r["between_onlines_ms_p50"] = round(pct(between, 50), 3)
+            r["between_onlines_ms_sum"] = round(sum(between) / 1e3 * 1e3, 1)
         # The longest stretch with no block coming online: where the time goes.
         marks = [t0] + ev["onlr"]
         gaps = [(b - a, a - t0) for a, b in zip(marks, marks[1:])]

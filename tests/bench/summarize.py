@@ -33,6 +33,11 @@ def fmt(x, nd=2):
     return "-" if x is None else ("%.*f" % (nd, x))
 
 
+def disturbed(r):
+    """Another guest ran during the trial, or the host never got quiet before it."""
+    return r.get("other_qemus_after", 0) > 0 or not r.get("host_quiet", True)
+
+
 def med(vals):
     return statistics.median(vals) if vals else None
 
@@ -54,9 +59,11 @@ def main():
     for key, rs in groups.items():
         ok = [r for r in rs if r.get("ok")]
         e2e = sorted(r["e2e_s"] for r in ok)
+        calm = sorted(r["e2e_s"] for r in ok if not disturbed(r))
         stats[key] = {
             "n": len(rs), "ok": len(ok), "e2e": e2e,
             "median": med(e2e), "min": e2e[0] if e2e else None, "max": e2e[-1] if e2e else None,
+            "calm": med(calm), "n_calm": len(calm),
             "restarts": sorted({r.get("lock_restarts") for r in ok}),
             "k50": med([r["kernel_online_us_p50"] for r in ok if "kernel_online_us_p50" in r]),
             "k99": med([r["kernel_online_us_p99"] for r in ok if "kernel_online_us_p99" in r]),
@@ -69,23 +76,25 @@ def main():
             "blocks": med([r.get("blocks") for r in ok if r.get("blocks")]),
             "errors": [r.get("error") for r in rs if not r.get("ok")],
             # another guest ran during the trial: TCG timings are CPU-bound on this host
-            "disturbed": sum(1 for r in ok if r.get("other_qemus_after", 0) > 0 or not r.get("host_quiet", True)),
+            "disturbed": sum(1 for r in ok if disturbed(r)),
         }
 
-    print("| kind | blocks | contender | ok/runs (disturbed) | e2e median s | min-max s | x floor | first online after s "
+    print("| kind | blocks | contender | ok/runs (disturbed) | e2e median s | min-max s | x floor | undisturbed median s (n) | x floor, undisturbed | first online after s "
           "| lock restarts | kernel online_pages p50/p99 µs | memonlined write p50/p99/max µs | CPU µs/block "
           "| event delay ms |")
-    print("|---|---:|---|---:|---:|---|---:|---:|---|---|---|---:|---:|")
+    print("|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|---|---|---:|---:|")
     for key in sorted(stats, key=lambda k: (k[0], k[1], stats[k]["median"] or 1e9)):
         kind, blocks, c = key
         s = stats[key]
         floor = stats.get((kind, blocks, FLOOR[kind]), {}).get("median")
         ratio = s["median"] / floor if s["median"] and floor else None
+        cfloor = stats.get((kind, blocks, FLOOR[kind]), {}).get("calm")
+        cratio = s["calm"] / cfloor if s["calm"] and cfloor else None
         mo = "-" if s["mo50"] is None else "%d/%d/%d" % (s["mo50"], s["mo99"], s["momax"])
         kk = "-" if s["k50"] is None else "%d/%d" % (s["k50"], s["k99"])
-        print("| %s | %s | %s | %d/%d (%d) | %s | %s-%s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %d/%d (%d) | %s | %s-%s | %s | %s (%d) | %s | %s | %s | %s | %s | %s | %s |" % (
             kind, int(s["blocks"]) if s["blocks"] else blocks, c, s["ok"], s["n"], s["disturbed"], fmt(s["median"]),
-            fmt(s["min"]), fmt(s["max"]), fmt(ratio), fmt(s["react"]),
+            fmt(s["min"]), fmt(s["max"]), fmt(ratio), fmt(s["calm"]), s["n_calm"], fmt(cratio), fmt(s["react"]),
             ",".join(str(x) for x in s["restarts"]) or "-", kk, mo, fmt(s["cpu"], 1), fmt(s["evd"], 1)))
     errs = [(k, e) for k in stats for e in stats[k]["errors"]]
     if errs:
@@ -93,12 +102,23 @@ def main():
         for k, e in errs:
             print("- %s %s %s: %s" % (k[0], k[1], k[2], e))
 
-    print("\nTargets (DIMM hot-add):\n")
+    for which in ("median", "calm"):
+        targets(stats, which)
+    r0 = [r for k, rs in groups.items() if k[2] == "memonlined" for r in rs if r.get("ok")]
+    if r0:
+        print("- lock restarts with memonlined at the default setting: %s (target 0); during an add: %s"
+              % (sorted({r.get("lock_restarts") for r in r0}),
+                 sorted({r.get("lock_restarts_during_add") for r in r0 if "lock_restarts_during_add" in r})))
+    tail(rows, plot, stats)
+
+
+def targets(stats, which):
+    print("\nTargets (%s):\n" % ("all successful trials" if which == "median" else "undisturbed trials only"))
     for blocks in sorted({k[1] for k in stats if k[0] == "dimm"}):
-        mo = stats.get(("dimm", blocks, "memonlined"), {}).get("median")
-        best = [stats.get(("dimm", blocks, c), {}).get("median") for c in ("kernel-auto-online", "serial-loop")]
+        mo = stats.get(("dimm", blocks, "memonlined"), {}).get(which)
+        best = [stats.get(("dimm", blocks, c), {}).get(which) for c in ("kernel-auto-online", "serial-loop")]
         best = min([b for b in best if b] or [0]) or None
-        udev = stats.get(("dimm", blocks, "udev-rule"), {}).get("median")
+        udev = stats.get(("dimm", blocks, "udev-rule"), {}).get(which)
         line = "- %d blocks: memonlined median %s s" % (blocks, fmt(mo))
         if mo and best:
             line += "; best of auto-online/serial loop %s s, ratio %.2f (target <= 1.10: %s)" % (
@@ -108,16 +128,15 @@ def main():
                 fmt(udev), udev / mo, "met" if udev / mo >= 1.5 else "MISSED")
         print(line)
     for blocks in sorted({k[1] for k in stats if k[0] == "nvdimm"}):
-        mo = stats.get(("nvdimm", blocks, "daxctl-no-online+memonlined"), {}).get("median")
-        dx = stats.get(("nvdimm", blocks, "daxctl-online"), {}).get("median")
+        mo = stats.get(("nvdimm", blocks, "daxctl-no-online+memonlined"), {}).get(which)
+        dx = stats.get(("nvdimm", blocks, "daxctl-online"), {}).get(which)
         if mo and dx:
             print("- NVDIMM %d blocks: memonlined %s s vs daxctl's own onlining %s s (faster: %s)" % (
                 blocks, fmt(mo), fmt(dx), "met" if mo < dx else "MISSED"))
-    r0 = [r for k, rs in groups.items() if k[2] == "memonlined" for r in rs if r.get("ok")]
-    if r0:
-        print("- lock restarts with memonlined at the default setting: %s (target 0)"
-              % sorted({r.get("lock_restarts") for r in r0}))
 
+
+
+def tail(rows, plot, stats):
     for r in rows:
         if r.get("bench") in ("pipeline-summary", "pipeline-growth", "idle"):
             print("\n    " + json.dumps(r), end="")

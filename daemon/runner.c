@@ -90,6 +90,28 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
         }
 }
 
+/* Read block id; append it to set if offline. 1 appended, 0 not offline, -errno. */
+static int append_if_offline(const struct runner *c, uint64_t block_size, uint64_t id, uint64_t event_usec,
+                             struct block_set *set) {
+        struct mem_block b;
+        int r;
+
+        r = block_read(c->sysfs_root, block_size, id, &b);
+        if (r < 0)
+                return r;
+        if (b.state != BLOCK_STATE_OFFLINE) {
+                mem_block_done(&b);
+                return 0;
+        }
+        b.event_usec = event_usec;
+        if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
+                mem_block_done(&b);
+                return -ENOMEM;
+        }
+        set->blocks[set->n++] = b;
+        return 1;
+}
+
 /* Read the given blocks (or all), keep the offline ones. */
 static int collect_blocks(struct runner *c, const struct job *j, uint64_t block_size, struct block_set *set) {
         int r;
@@ -98,26 +120,14 @@ static int collect_blocks(struct runner *c, const struct job *j, uint64_t block_
                 return blocks_scan(c->sysfs_root, block_size, BLOCK_STATE_OFFLINE, set);
 
         for (size_t i = 0; i < j->n_ids; i++) {
-                struct mem_block b;
-
-                r = block_read(c->sysfs_root, block_size, j->ids[i], &b);
+                r = append_if_offline(c, block_size, j->ids[i], j->first_event_usec, set);
+                if (r == -ENOMEM)
+                        return r;
                 if (r == -ENOENT)
                         continue;       /* removed again before we got to it */
-                if (r < 0) {
+                if (r < 0)
                         report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: cannot read state: %s",
                                    (unsigned long long) j->ids[i], strerror(-r));
-                        continue;
-                }
-                if (b.state != BLOCK_STATE_OFFLINE) {
-                        mem_block_done(&b);
-                        continue;
-                }
-                b.event_usec = j->first_event_usec;
-                if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
-                        mem_block_done(&b);
-                        return -ENOMEM;
-                }
-                set->blocks[set->n++] = b;
         }
         return 0;
 }
@@ -263,22 +273,10 @@ static void handle_dax(struct runner *c, struct job *j) {
                         const struct pmem_device *now = pmem_devices_find(&after, dev->name);
                         struct job sub = { .policy = j->policy };
 
-                        if (now) {
-                                for (size_t k = 0; k < now->n_ranges; k++)
-                                        for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
-                                             a < now->ranges[k].end; a += t->block_size) {
-                                                struct mem_block b;
-
-                                                if (block_read(c->sysfs_root, t->block_size, a / t->block_size, &b) < 0)
-                                                        continue;
-                                                if (b.state != BLOCK_STATE_OFFLINE ||
-                                                    GROW(set.blocks, set.allocated, set.n + 1) < 0) {
-                                                        mem_block_done(&b);
-                                                        continue;
-                                                }
-                                                set.blocks[set.n++] = b;
-                                        }
-                        }
+                        for (size_t k = 0; now && k < now->n_ranges; k++)
+                                for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
+                                     a < now->ranges[k].end; a += t->block_size)
+                                        (void) append_if_offline(c, t->block_size, a / t->block_size, 0, &set);
                         resolve_nodes(c, j->policy, t, &set);
                         (void) pmem_attribute_blocks(&after, t->block_size, &set);
                         (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &res);

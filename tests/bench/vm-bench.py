@@ -285,8 +285,8 @@ def run_dimm(args, name, blocks, rep):
     vm = new_vm(args, append)
 
     def body():
-        vm.start()
-        res["boot_s"] = round(vm.wait_guest_ready(), 1)
+        res["boot_s"] = round(vm.boot(), 1)
+        res["boot_retries"] = vm.boot_retries
         step(vm, "booted in %.1f s; preparing" % res["boot_s"])
         prepare(vm, conf, loop)
         base = int(vm.sh(COUNT_BLOCKS).out)
@@ -330,8 +330,8 @@ def run_nvdimm(args, name, blocks, rep):
     vm = new_vm(args, "")
 
     def body():
-        vm.start()
-        res["boot_s"] = round(vm.wait_guest_ready(), 1)
+        res["boot_s"] = round(vm.boot(), 1)
+        res["boot_retries"] = vm.boot_retries
         own = name == "daxctl-online"
         prepare(vm, None if own else "", None)
         base = int(vm.sh(COUNT_BLOCKS).out)

@@ -788,9 +788,10 @@ def run_boot(image_dir, workdir, boot, setup, scenarios, only, verbose, results,
             print("warning: image built with --no-project: memonlined is not installed",
                   file=sys.stderr)
         suite = Suite(vm, verbose=verbose)
-        vm.start()
-        vm.wait_guest_ready()
-        suite.log("%s boot %.1fs" % (boot, vm.boot_seconds))
+        vm.boot()
+        suite.log("%s boot %.1fs%s" % (boot, vm.boot_seconds,
+                                       " after %d stalled boot(s)" % vm.boot_retries
+                                       if vm.boot_retries else ""))
         timings["boot:" + boot] = vm.boot_seconds
         suite.run(only, scenarios, setup)
     except Exception as e:  # noqa: BLE001

@@ -3,7 +3,7 @@
 
 Library:
     with VM(image_dir) as vm:
-        vm.start(); vm.wait_guest_ready()
+        vm.boot()
         vm.hotplug_dimm(node=1, size=1 << 30)
         r = vm.guest_exec(["lsmem"], timeout=30)   # -> ExecResult(rc, out, err)
 
@@ -56,6 +56,10 @@ NVDIMM_BASE_ADDR = 100 * GiB
 
 class VMError(Exception):
     pass
+
+
+class BootStalled(VMError):
+    """The guest's console stopped moving before its agent came up."""
 
 
 class ExecResult:
@@ -172,6 +176,7 @@ class VM:
         self.nvdimm_next_addr = NVDIMM_BASE_ADDR
         self.t0 = time.monotonic()
         self.boot_seconds = None
+        self.boot_retries = 0
         atexit.register(self.close)
 
     # ------------------------------------------------------------------ qemu
@@ -256,10 +261,23 @@ class VM:
         except OSError:
             return ""
 
+    def _serial_size(self):
+        try:
+            return os.path.getsize(self.serial_log)
+        except OSError:
+            return 0
+
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
     def close(self):
+        self.kill()
+        if self.own_workdir and not os.environ.get("MEMONLINED_VM_KEEP"):
+            # keep logs only when asked; nvdimm backing files are large sparse files
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def kill(self):
+        """Stop qemu at once; the work dir stays."""
         if self.qmp:
             try:
                 self.qmp.close()
@@ -278,9 +296,6 @@ class VM:
                 self.proc.wait(10)
             except Exception:
                 pass
-        if self.own_workdir and not os.environ.get("MEMONLINED_VM_KEEP"):
-            # keep logs only when asked; nvdimm backing files are large sparse files
-            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self):
         return self
@@ -380,9 +395,30 @@ class VM:
         finally:
             s.close()
 
-    def wait_guest_ready(self, timeout=None):
+    def boot(self, attempts=3, stall_s=120):
+        """start() and wait_guest_ready(), restarting qemu when the guest
+        stalls before its agent answers. TCG guests now and then hang early in
+        the kernel's boot (seen after "sched_clock: Marking stable", the serial
+        console silent from then on); that is the emulator, not the code under
+        test, so it costs a reboot rather than the run. Each restart is logged
+        and counted in boot_retries."""
+        self.boot_retries = 0
+        for attempt in range(1, attempts + 1):
+            self.start()
+            try:
+                return self.wait_guest_ready(stall_s=stall_s)
+            except BootStalled as e:
+                self.log("boot stalled (attempt %d/%d): %s" % (attempt, attempts, e))
+                if attempt == attempts:
+                    raise
+                self.kill()
+                self.nvdimm_next_addr = NVDIMM_BASE_ADDR
+                self.boot_retries += 1
+
+    def wait_guest_ready(self, timeout=None, stall_s=None):
         timeout = timeout or self.boot_timeout
         deadline = time.monotonic() + timeout
+        seen_size, seen_at = -1, time.monotonic()
         while True:
             if not self.alive():
                 raise VMError("qemu exited during boot: %s\nserial:\n%s"
@@ -391,7 +427,15 @@ class VM:
                 self.qga_call("guest-ping", timeout=5)
                 break
             except (OSError, socket.timeout, VMError):
-                if time.monotonic() > deadline:
+                now = time.monotonic()
+                size = self._serial_size()
+                if size != seen_size:
+                    seen_size, seen_at = size, now
+                elif stall_s and now - seen_at > stall_s:
+                    last = self.serial_tail(400).strip().splitlines()
+                    raise BootStalled("serial console silent for %ds, last line: %s"
+                                      % (stall_s, last[-1] if last else "(none)"))
+                if now > deadline:
                     raise VMError("guest agent not ready after %ds\nserial:\n%s"
                                   % (timeout, self.serial_tail()))
                 time.sleep(1)
@@ -566,8 +610,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="memonlined-vm-") if a.keep else None
     vm = VM(a.image_dir, workdir=workdir)
     try:
-        vm.start()
-        vm.wait_guest_ready()
+        vm.boot()
         if a.what == "boot":
             print(vm.sh("uname -r; lscpu | grep -i -E 'numa|thread|core|socket'; "
                         "cat /sys/devices/system/node/node*/cpulist; lsmem | tail -n 4").out)

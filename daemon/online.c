@@ -19,8 +19,9 @@
 
 /*
  * FIFO arbiter with up to `limit` holders. Waiters queue in arrival
- * order, so workers of all nodes interleave fairly, and a worker queues
- * with its file already open. A release hands the slot straight to the
+ * order, so workers of all nodes interleave fairly (a holder keeps the
+ * slot for a run of write_run blocks), and a worker queues with its file
+ * already open. A release hands the slot straight to the
  * oldest waiter and wakes only that one: waking every worker per block
  * (a broadcast) cost ~25 futex calls per block with 8 node workers.
  */
@@ -78,6 +79,7 @@ struct run {
         const struct online_request *req;
         struct online_result *res;
         struct arbiter arbiter;
+        unsigned write_run;
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
 };
@@ -94,6 +96,8 @@ struct worker {
         bool started;
         int pin_error;                  /* 0 or -errno */
         uint64_t first_start, last_end; /* of this worker's writes, 0 if none */
+        bool holding;                   /* owns a write slot between blocks */
+        unsigned streak;                /* writes in the current hold */
 };
 
 static bool stopped(const struct run *run) {
@@ -184,6 +188,21 @@ static int read_state(const struct run *run, uint64_t id, enum block_state *ret)
         return 0;
 }
 
+static void slot_take(struct worker *w) {
+        if (w->holding)
+                return;
+        arbiter_acquire(&w->run->arbiter);
+        w->holding = true;
+        w->streak = 0;
+}
+
+static void slot_drop(struct worker *w) {
+        if (!w->holding)
+                return;
+        arbiter_release(&w->run->arbiter);
+        w->holding = false;
+}
+
 /* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. */
 static void online_one(struct worker *w, const struct plan_item *item, struct block_result *br) {
         struct run *run = w->run;
@@ -212,16 +231,18 @@ static void online_one(struct worker *w, const struct plan_item *item, struct bl
 
                 if (stopped(run))
                         break;
-                arbiter_acquire(&run->arbiter);
+                slot_take(w);
                 if (stopped(run)) {
-                        arbiter_release(&run->arbiter);
+                        slot_drop(w);
                         break;
                 }
                 t0 = now_usec();
                 r = write_state(run, br->id, fd, value);
                 t1 = now_usec();
                 br->cpu = sched_getcpu();
-                arbiter_release(&run->arbiter);
+                /* A failure leads to a backoff or a state read: not with the slot held. */
+                if (r != 0 || ++w->streak >= run->write_run)
+                        slot_drop(w);
 
                 br->attempts++;
                 if (w->first_start == 0)
@@ -278,6 +299,7 @@ static void *worker_main(void *userdata) {
                 }
                 online_one(w, &g->items[idx - w->first_item], br);
         }
+        slot_drop(w);
         return NULL;
 }
 
@@ -383,6 +405,7 @@ int online_run(const struct online_request *req, struct online_result **ret) {
                 .req = req,
                 .res = res,
                 .arbiter.limit = 1,
+                .write_run = req->write_run > 0 ? req->write_run : ONLINE_WRITE_RUN,
                 .retries = DEFAULT_RETRIES,
                 .backoff_ms = DEFAULT_BACKOFF_MS,
                 .backoff_max_ms = DEFAULT_BACKOFF_MAX_MS,

@@ -71,7 +71,16 @@ struct online_request {
         const struct policy *policy;
         const struct online_ops *ops;   /* NULL = real sysfs */
         atomic_bool *stop;              /* set by SIGTERM: finish in-flight writes, start no more */
+        unsigned write_run;             /* writes per slot hold; 0 = ONLINE_WRITE_RUN */
 };
+
+/*
+ * A worker keeps its write slot for this many consecutive blocks before
+ * the next waiter (another node's worker) gets it. Handing over per block
+ * wakes a thread on another CPU for every block; runs keep the nodes
+ * interleaved at a coarser grain.
+ */
+#define ONLINE_WRITE_RUN 16U
 
 int online_run(const struct online_request *req, struct online_result **ret);
 void online_result_free(struct online_result *r);

@@ -91,6 +91,7 @@ struct script {
         uint64_t order[S_BLOCKS * 2];   /* block ids in write order */
         atomic_bool *stop;
         unsigned stop_after;            /* set *stop after this many writes */
+        unsigned write_run;             /* online_request.write_run */
 };
 
 static void sleep_usec(unsigned us) {
@@ -175,6 +176,7 @@ static struct online_result *run_script(struct tplan *t, struct script *s, const
                 .policy = p,
                 .ops = &ops,
                 .stop = stop,
+                .write_run = s->write_run,
         };
         struct online_result *res = NULL;
 
@@ -442,6 +444,7 @@ static void test_fifo_interleave(void **state) {
          */
         s.first_sleep_us = 100000;
         s.sleep_us = 10000;
+        s.write_run = 1;
         tplan_group(&t, 0, one, 1, 0, 4, ZONE_ONLINE);
         tplan_group(&t, 1, one, 1, 10, 4, ZONE_ONLINE);
         res = run_script(&t, &s, &p, NULL);
@@ -449,6 +452,62 @@ static void test_fifo_interleave(void **state) {
         assert_int_equal(s.total_calls, 8);
         for (size_t i = 1; i < 8; i++)
                 assert_true((s.order[i] >= 10) != (s.order[i - 1] >= 10));
+}
+
+/* A worker keeps the slot for write_run blocks, then the waiting node gets a run. */
+static void test_write_runs(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 0);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        s.first_sleep_us = 100000;
+        s.sleep_us = 5000;
+        s.write_run = 3;
+        tplan_group(&t, 0, one, 1, 0, 6, ZONE_ONLINE);
+        tplan_group(&t, 1, one, 1, 10, 6, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(s.total_calls, 12);
+        for (size_t i = 0; i < 12; i++) {
+                bool same_run_as_first = (i / 3) % 2 == 0;
+
+                assert_int_equal(s.order[i] >= 10, same_run_as_first == (s.order[0] >= 10));
+        }
+        /* Each node's blocks still go in plan order. */
+        for (size_t i = 1; i < 12; i++)
+                if ((s.order[i] >= 10) == (s.order[i - 1] >= 10) && i % 3 != 0)
+                        assert_int_equal(s.order[i], s.order[i - 1] + 1);
+}
+
+/* A failed write gives the slot up before the backoff, even in the middle of a run. */
+static void test_write_run_failure_hands_over(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 3);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+        const uint64_t a_first[] = { 0, 10, 11, 12, 13, 0, 1, 2, 3 };
+        const uint64_t b_first[] = { 10, 11, 12, 13, 0, 0, 1, 2, 3 };
+        const uint64_t *want;
+
+        script_init(&s);
+        s.first_sleep_us = 100000;
+        s.sleep_us = 5000;
+        script_errs(&s, 0, 1, -EBUSY);
+        tplan_group(&t, 0, one, 1, 0, 4, ZONE_ONLINE);
+        tplan_group(&t, 1, one, 1, 10, 4, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(s.total_calls, 9);
+        /* Whichever worker starts, the default run keeps its blocks together. */
+        want = s.order[0] == 0 ? a_first : b_first;
+        for (size_t i = 0; i < 9; i++)
+                assert_int_equal(s.order[i], want[i]);
 }
 
 static void test_stop(void **state) {
@@ -598,6 +657,8 @@ int main(void) {
                 cmocka_unit_test(test_limit_1),
                 cmocka_unit_test(test_limit_2),
                 cmocka_unit_test(test_fifo_interleave),
+                cmocka_unit_test(test_write_runs),
+                cmocka_unit_test(test_write_run_failure_hands_over),
                 cmocka_unit_test(test_stop),
                 cmocka_unit_test(test_stop_before_start),
                 cmocka_unit_test(test_pin_failure),

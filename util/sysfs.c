@@ -1,31 +1,50 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include "sysfs.h"
 #include "util.h"
 
-int sysfs_path(char **ret, const char *root, const char *relfmt, ...) {
-        _cleanup_free_ char *rel = NULL;
-        char *path;
-        va_list ap;
-        int r;
+/* root + "/" + rel into buf, no formatting: this runs for every sysfs file we touch. */
+static int path_join(char *buf, size_t size, const char *root, const char *rel) {
+        size_t a = strlen(root), b = strlen(rel);
 
-        va_start(ap, relfmt);
-        r = vasprintf(&rel, relfmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                rel = NULL;
-                return -ENOMEM;
-        }
-        if (asprintf(&path, "%s/%s", root, rel) < 0)
-                return -ENOMEM;
-        *ret = path;
+        if (a + 1 + b + 1 > size)
+                return -ENAMETOOLONG;
+        memcpy(buf, root, a);
+        buf[a] = '/';
+        memcpy(buf + a + 1, rel, b + 1);
         return 0;
 }
 
-int read_full_file(const char *path, char **ret_value, size_t *ret_size) {
+int sysfs_path(char **ret, const char *root, const char *relfmt, ...) {
+        char rel[PATH_MAX], path[PATH_MAX];
+        va_list ap;
+        int n, r;
+
+        va_start(ap, relfmt);
+        n = vsnprintf(rel, sizeof(rel), relfmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -EINVAL;
+        if ((size_t) n >= sizeof(rel))
+                return -ENAMETOOLONG;
+        r = path_join(path, sizeof(path), root, rel);
+        if (r < 0)
+                return r;
+        *ret = strdup(path);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * A sysfs attribute's show() fills at most one page and the first read
+ * returns all of it: a read that leaves room in the buffer is the end,
+ * which saves the read that would return 0. Regular files (fake trees)
+ * behave the same unless they grow meanwhile.
+ */
+static int read_file(const char *path, bool short_read_is_eof, char **ret_value, size_t *ret_size) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, allocated = 0;
@@ -33,6 +52,26 @@ int read_full_file(const char *path, char **ret_value, size_t *ret_size) {
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
+
+        if (short_read_is_eof) {
+                char page[4096];
+                ssize_t n;
+
+                /* Most attributes are a few bytes: read to the stack, allocate what it holds. */
+                do
+                        n = read(fd, page, sizeof(page));
+                while (n < 0 && errno == EINTR);
+                if (n < 0)
+                        return -errno;
+                allocated = (size_t) n < sizeof(page) ? (size_t) n : 2 * sizeof(page);
+                buf = malloc(allocated + 1);
+                if (!buf)
+                        return -ENOMEM;
+                memcpy(buf, page, (size_t) n);
+                size = (size_t) n;
+                if (size < sizeof(page))
+                        goto done;
+        }
 
         for (;;) {
                 ssize_t n;
@@ -58,7 +97,10 @@ int read_full_file(const char *path, char **ret_value, size_t *ret_size) {
                 if (n == 0)
                         break;
                 size += (size_t) n;
+                if (short_read_is_eof && size < allocated)
+                        break;
         }
+done:
         if (!buf) {
                 buf = strdup("");
                 if (!buf)
@@ -71,15 +113,20 @@ int read_full_file(const char *path, char **ret_value, size_t *ret_size) {
         return 0;
 }
 
+int read_full_file(const char *path, char **ret_value, size_t *ret_size) {
+        return read_file(path, false, ret_value, ret_size);
+}
+
 int sysfs_read(const char *root, const char *rel, char **ret_value) {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
+        _cleanup_free_ char *buf = NULL;
+        char path[PATH_MAX];
         size_t len;
         int r;
 
-        r = sysfs_path(&path, root, "%s", rel);
+        r = path_join(path, sizeof(path), root, rel);
         if (r < 0)
                 return r;
-        r = read_full_file(path, &buf, &len);
+        r = read_file(path, true, &buf, &len);
         if (r < 0)
                 return r;
         while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))

@@ -134,6 +134,29 @@ static void test_grow_array(void **state) {
         assert_int_equal(a[999], 0);                    /* new room is zeroed */
 }
 
+/* Attributes at and past one page: the short-read shortcut must not cut them. */
+static void test_sysfs_read_sizes(void **state) {
+        char *root = fake_tree_new();
+        const size_t sizes[] = { 1, 4095, 4096, 4097, 8192, 20000 };
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+                _cleanup_free_ char *want = malloc(sizes[i] + 1), *got = NULL;
+                size_t len;
+
+                assert_non_null(want);
+                for (size_t k = 0; k < sizes[i]; k++)
+                        want[k] = (char) ('a' + (k * 7 + i) % 26);
+                want[sizes[i]] = '\0';
+                fake_write(root, "a/big", "%s", want);
+                assert_int_equal(sysfs_read(root, "a/big", &got), 0);
+                len = strlen(got);
+                assert_int_equal(len, sizes[i]);
+                assert_memory_equal(got, want, len);
+        }
+        fake_tree_free(root);
+}
+
 static void test_sysfs_read_write(void **state) {
         char *root = fake_tree_new();
         _cleanup_free_ char *s = NULL, *path = NULL, *content = NULL;
@@ -253,6 +276,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_bool_strstrip),
                 cmocka_unit_test(test_grow_array),
                 cmocka_unit_test(test_sysfs_read_write),
+                cmocka_unit_test(test_sysfs_read_sizes),
                 cmocka_unit_test(test_sysfs_errors),
                 cmocka_unit_test(test_sysfs_write_readonly),
                 cmocka_unit_test(test_sysfs_list_ids),

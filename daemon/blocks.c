@@ -126,22 +126,17 @@ static int block_read_state(const char *root, uint64_t id, enum block_state *ret
         return 0;
 }
 
-/* Everything but the state, which the caller has read already. */
-static int block_read_rest(const char *root, uint64_t block_size, uint64_t id, enum block_state state,
-                           struct mem_block *ret) {
-        _cleanup_free_ char *zones = NULL, *removable = NULL;
+int block_read_known(const char *root, uint64_t block_size, uint64_t id, enum block_state state, int node,
+                     struct mem_block *ret) {
+        _cleanup_free_ char *zones = NULL;
         struct mem_block b = {
                 .id = id,
                 .phys_start = id * block_size,
                 .state = state,
-                .node = NODE_NONE,
+                .node = node,
                 .region = -1,
         };
         int r;
-
-        r = block_read_node(root, id, &b.node);
-        if (r < 0)
-                return r;
 
         /*
          * valid_zones of a block whose node is not set yet (the add is still
@@ -151,34 +146,29 @@ static int block_read_rest(const char *root, uint64_t block_size, uint64_t id, e
          * Non-NUMA kernels have no links at all, and no such problem.
          */
         if (b.node == NODE_NONE && numa_kernel(root))
-                goto zones_done;
+                goto done;
         /* valid_zones needs CONFIG_MEMORY_HOTREMOVE; without it the zones are unknown. */
         r = block_attr_read(root, id, "valid_zones", &zones);
         if (r >= 0)
                 b.valid_zones = block_valid_zones_parse(zones);
         else if (r != -ENOENT)
                 return r;
-zones_done:
-
-        /* Deprecated attribute, gone on some kernels: absent means not known removable. */
-        r = block_attr_read(root, id, "removable", &removable);
-        if (r >= 0)
-                b.removable = streq(removable, "1");
-        else if (r != -ENOENT)
-                return r;
-
+done:
         *ret = b;
         return 0;
 }
 
 int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct mem_block *ret) {
         enum block_state state;
-        int r;
+        int node, r;
 
         r = block_read_state(sysfs_root, id, &state);
         if (r < 0)
                 return r;
-        return block_read_rest(sysfs_root, block_size, id, state, ret);
+        r = block_read_node(sysfs_root, id, &node);
+        if (r < 0)
+                return r;
+        return block_read_known(sysfs_root, block_size, id, state, node, ret);
 }
 
 int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state want, struct block_set *set) {
@@ -195,11 +185,15 @@ int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state wa
                 enum block_state state;
                 struct mem_block b;
 
+                int node;
+
                 r = block_read_state(sysfs_root, ids[i], &state);
                 if (r >= 0 && want != BLOCK_STATE_UNKNOWN && state != want)
                         continue;
                 if (r >= 0)
-                        r = block_read_rest(sysfs_root, block_size, ids[i], state, &b);
+                        r = block_read_node(sysfs_root, ids[i], &node);
+                if (r >= 0)
+                        r = block_read_known(sysfs_root, block_size, ids[i], state, node, &b);
                 if (r == -ENOENT)
                         continue;       /* removed since readdir */
                 if (r == -ENOMEM)

@@ -31,7 +31,6 @@ struct mem_block {
         int node;                       /* NODE_NONE if unresolved */
         bool node_guessed;              /* node from the span fallback, not a link */
         unsigned valid_zones;           /* VALID_* bits; 0 = unknown */
-        bool removable;
         /* pmem attribution (owned strings, NULL if none) */
         char *device;                   /* "dax0.0" */
         char *namespace_name;           /* "namespace0.0" */
@@ -62,6 +61,10 @@ int block_id_from_name(const char *name, uint64_t *ret);
  * node = NODE_NONE. -ENOENT if the block directory is gone.
  */
 int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct mem_block *ret);
+
+/* The same for a block whose state and node link the caller has read already (topology_load()). */
+int block_read_known(const char *sysfs_root, uint64_t block_size, uint64_t id, enum block_state state, int node,
+                     struct mem_block *ret);
 
 /*
  * Scan every memoryN; append the ones whose state matches want (or all

@@ -90,13 +90,23 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
         }
 }
 
-/* Read block id; append it to set if offline. 1 appended, 0 not offline, -errno. */
-static int append_if_offline(const struct runner *c, uint64_t block_size, uint64_t id, uint64_t event_usec,
+/*
+ * Append block id to set if offline. The state and node link come from
+ * the topology, read moments ago; a block it did not see (added since)
+ * is read in full. 1 appended, 0 not offline, -errno.
+ */
+static int append_if_offline(const struct runner *c, const struct topology *t, uint64_t id, uint64_t event_usec,
                              struct block_set *set) {
+        const struct topo_block *tb = topology_block(t, id);
         struct mem_block b;
         int r;
 
-        r = block_read(c->sysfs_root, block_size, id, &b);
+        if (tb && tb->state != BLOCK_STATE_OFFLINE)
+                return 0;
+        if (tb)
+                r = block_read_known(c->sysfs_root, t->block_size, id, tb->state, tb->node, &b);
+        else
+                r = block_read(c->sysfs_root, t->block_size, id, &b);
         if (r < 0)
                 return r;
         if (b.state != BLOCK_STATE_OFFLINE) {
@@ -112,15 +122,25 @@ static int append_if_offline(const struct runner *c, uint64_t block_size, uint64
         return 1;
 }
 
-/* Read the given blocks (or all), keep the offline ones. */
-static int collect_blocks(struct runner *c, const struct job *j, uint64_t block_size, struct block_set *set) {
+/* The given blocks (or all the topology saw), keep the offline ones. */
+static int collect_blocks(struct runner *c, const struct job *j, const struct topology *t, struct block_set *set) {
         int r;
 
-        if (!j->ids)
-                return blocks_scan(c->sysfs_root, block_size, BLOCK_STATE_OFFLINE, set);
+        if (!j->ids) {
+                for (size_t i = 0; i < t->n_blocks; i++) {
+                        r = append_if_offline(c, t, t->blocks[i].id, 0, set);
+                        if (r == -ENOMEM)
+                                return r;
+                        /* Gone or unreadable since the topology read it: the next rescan sees it again. */
+                        if (r < 0 && r != -ENOENT)
+                                report_log(c->reporter, LOG_DEBUG, NULL, "memory%llu: cannot read: %s",
+                                           (unsigned long long) t->blocks[i].id, strerror(-r));
+                }
+                return 0;
+        }
 
         for (size_t i = 0; i < j->n_ids; i++) {
-                r = append_if_offline(c, block_size, j->ids[i], j->first_event_usec, set);
+                r = append_if_offline(c, t, j->ids[i], j->first_event_usec, set);
                 if (r == -ENOMEM)
                         return r;
                 if (r == -ENOENT)
@@ -276,7 +296,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                         for (size_t k = 0; now && k < now->n_ranges; k++)
                                 for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
                                      a < now->ranges[k].end; a += t->block_size)
-                                        (void) append_if_offline(c, t->block_size, a / t->block_size, 0, &set);
+                                        (void) append_if_offline(c, t, a / t->block_size, 0, &set);
                         resolve_nodes(c, j->policy, t, &set);
                         (void) pmem_attribute_blocks(&after, t->block_size, &set);
                         (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &res);
@@ -313,7 +333,7 @@ int runner_run_job(struct runner *c, struct job *j) {
                            strerror(-r));
                 return r;
         }
-        r = collect_blocks(c, j, t->block_size, &set);
+        r = collect_blocks(c, j, t, &set);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "cannot read memory blocks: %s", strerror(-r));
                 goto finish;

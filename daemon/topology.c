@@ -23,6 +23,7 @@ void topology_free(struct topology *t) {
         }
         free(t->nodes);
         free(t->cpus);
+        free(t->blocks);
         cpuset_freep(&t->isolated);
         free(t->sysfs_root);
         free(t);
@@ -30,6 +31,25 @@ void topology_free(struct topology *t) {
 
 void topology_freep(struct topology **t) {
         topology_free(*t);
+}
+
+const struct topo_block *topology_block(const struct topology *t, uint64_t id) {
+        size_t lo = 0, hi;
+
+        if (!t)
+                return NULL;
+        hi = t->n_blocks;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (t->blocks[mid].id == id)
+                        return &t->blocks[mid];
+                if (t->blocks[mid].id < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
 }
 
 const struct topo_node *topology_node(const struct topology *t, int node_id) {
@@ -427,10 +447,12 @@ static int read_block_attr(const struct topology *t, uint64_t id, const char *at
 }
 
 /*
- * Online bytes per zone kind and block spans per node, in one pass over
- * the blocks. This runs for every batch, so it reads only what it needs:
- * the state of each block and valid_zones of the online ones (not
- * removable, nor a directory listing per block for its node).
+ * Online bytes per zone kind, block spans per node, and the state and
+ * node link of every block, in one pass. This runs for every batch, so it
+ * reads only what it needs: the state of each block and valid_zones of
+ * the online ones (not a directory listing per block for its node). The
+ * runner takes new blocks' state and node from here instead of reading
+ * them again.
  */
 static int load_memory(struct topology *t) {
         _cleanup_free_ uint64_t *ids = NULL;
@@ -455,29 +477,36 @@ static int load_memory(struct topology *t) {
         r = load_block_nodes(t, &map, &n_map);
         if (r < 0)
                 return r;
+        if (n_ids > 0) {
+                t->blocks = calloc(n_ids, sizeof(*t->blocks));
+                if (!t->blocks)
+                        return -ENOMEM;
+        }
 
         for (size_t i = 0; i < n_ids; i++) {
                 _cleanup_free_ char *state = NULL, *zones = NULL;
                 int nid = NODE_NONE;
                 struct topo_node *node;
-                bool online;
+                enum block_state st;
 
                 while (m < n_map && map[m].id < ids[i])
                         m++;
                 if (m < n_map && map[m].id == ids[i])
                         nid = map[m].node;
-                /* Non-NUMA kernels have no node links: the one node owns everything. */
-                node = node_mut(t, nid == NODE_NONE && single ? t->nodes[0].id : nid);
-                if (!node)
-                        continue;
 
                 r = read_block_attr(t, ids[i], "state", &state);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
                         continue;       /* gone since the listing, or unreadable: as blocks_scan() */
-                online = block_state_from_string(state) == BLOCK_STATE_ONLINE;
-                if (online) {
+                st = block_state_from_string(state);
+                t->blocks[t->n_blocks++] = (struct topo_block) { .id = ids[i], .node = nid, .state = st };
+
+                /* Non-NUMA kernels have no node links: the one node owns everything. */
+                node = node_mut(t, nid == NODE_NONE && single ? t->nodes[0].id : nid);
+                if (!node)
+                        continue;
+                if (st == BLOCK_STATE_ONLINE) {
                         /* valid_zones needs CONFIG_MEMORY_HOTREMOVE; without it: kernel memory. */
                         r = read_block_attr(t, ids[i], "valid_zones", &zones);
                         if (r == -ENOMEM)
@@ -491,7 +520,7 @@ static int load_memory(struct topology *t) {
                 if (!node->has_blocks || ids[i] > node->last_block)
                         node->last_block = ids[i];
                 node->has_blocks = true;
-                if (!online)
+                if (st != BLOCK_STATE_ONLINE)
                         continue;
                 /* An online block's valid_zones names its current zone. */
                 if (zones && block_valid_zones_parse(zones) == VALID_MOVABLE)

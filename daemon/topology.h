@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <numa.h>
+#include "blocks.h"
 
 /*
  * The machine as sysfs describes it: nodes, CPUs, physical cores,
@@ -25,6 +26,13 @@ struct topo_node {
         bool has_blocks;
 };
 
+/* One memoryN as the load saw it. */
+struct topo_block {
+        uint64_t id;
+        int node;                       /* from the node link; NODE_NONE if none (yet) */
+        enum block_state state;
+};
+
 struct topo_cpu {
         bool present;                   /* cpuN exists */
         bool online;
@@ -41,6 +49,8 @@ struct topology {
         struct topo_cpu *cpus;          /* indexed by CPU id, 0..n_cpus-1 */
         unsigned n_cpus;
         struct bitmask *isolated;       /* isolcpus + nohz_full, never used for writes */
+        struct topo_block *blocks;      /* every readable memoryN, ascending by id */
+        size_t n_blocks;
 };
 
 /* Load from <root>/devices/system/{node,cpu,memory}. */
@@ -50,6 +60,9 @@ void topology_freep(struct topology **t);
 #define _cleanup_topology_ __attribute__((cleanup(topology_freep)))
 
 const struct topo_node *topology_node(const struct topology *t, int node_id);
+
+/* The block as topology_load() read it, or NULL if it did not exist or was unreadable then. */
+const struct topo_block *topology_block(const struct topology *t, uint64_t id);
 
 /*
  * The node whose CPUs write this node's memory: the node itself if it has

@@ -102,7 +102,6 @@ static void test_block_read(void **state) {
         assert_int_equal(b.state, BLOCK_STATE_OFFLINE);
         assert_int_equal(b.node, 2);
         assert_false(b.node_guessed);
-        assert_true(b.removable);
         assert_int_equal(b.valid_zones, VALID_NORMAL | VALID_MOVABLE);
         assert_int_equal(b.region, -1);
         assert_null(b.device);

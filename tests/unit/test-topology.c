@@ -403,6 +403,45 @@ static void test_unreadable_block(void **state) {
         t = load(root);
         assert_int_equal(topology_node(t, 0)->kernel_bytes, 7 * BS);
         assert_int_equal(topology_node(t, 1)->kernel_bytes, 8 * BS);
+        /* Not in the block table either: whoever needs it reads it afresh. */
+        assert_null(topology_block(t, 3));
+        assert_non_null(topology_block(t, 2));
+        assert_non_null(topology_block(t, 4));
+}
+
+/* Every readable block's state and node link, for the runner to reuse. */
+static void test_block_table(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+        const struct topo_block *b;
+
+        fake_add_block(root, 20, 2, "offline", "Movable Normal");
+        fake_add_block(root, 30, -1, "offline", "Normal");     /* no link yet */
+        fake_add_block(root, 100, 1, "going-offline", "Normal");
+        fake_add_block(root, 9999, 0, "weird", "Normal");
+        t = load(root);
+
+        assert_int_equal(t->n_blocks, 16 + 4);
+        for (size_t i = 1; i < t->n_blocks; i++)
+                assert_true(t->blocks[i - 1].id < t->blocks[i].id);
+
+        b = topology_block(t, 0);
+        assert_non_null(b);
+        assert_int_equal(b->node, 0);
+        assert_int_equal(b->state, BLOCK_STATE_ONLINE);
+        b = topology_block(t, 15);
+        assert_int_equal(b->node, 1);
+        b = topology_block(t, 20);
+        assert_int_equal(b->node, 2);
+        assert_int_equal(b->state, BLOCK_STATE_OFFLINE);
+        b = topology_block(t, 30);
+        assert_int_equal(b->node, NODE_NONE);
+        assert_int_equal(b->state, BLOCK_STATE_OFFLINE);
+        assert_int_equal(topology_block(t, 100)->state, BLOCK_STATE_GOING_OFFLINE);
+        assert_int_equal(topology_block(t, 9999)->state, BLOCK_STATE_UNKNOWN);
+        assert_null(topology_block(t, 16));
+        assert_null(topology_block(t, 10000));
+        assert_null(topology_block(NULL, 0));
 }
 
 static void test_no_blocks_span(void **state) {
@@ -564,6 +603,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_sparse_nodes, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_memory_by_zone, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_unreadable_block, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_block_table, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_no_blocks_span, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_malformed, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_no_numa, setup_empty, teardown),

@@ -38,6 +38,7 @@ from vm import VM, VMError, GiB, MiB  # noqa: E402
 
 BLOCK = 128 * MiB
 BATCH_ID = "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6"
+NODE_ID = "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7"
 GUEST_MEM_MIB = 6144       # room in the kernel zones for the memmap of 256 GiB (4 GiB)
 MAXMEM = "300G"
 
@@ -156,10 +157,17 @@ def summarize_trace(ev, n_expected):
         r["kernel_online_sum_s"] = round(sum(b - a for a, b in zip(ev["onl"], ev["onlr"])), 4)
         # Between one block's online_pages return and the next one's entry: userspace,
         # the rest of the write syscall, and handing over between writers.
-        between = sorted((a - b) * 1e3 for b, a in zip(ev["onlr"], ev["onl"][1:]) if a >= b)
+        pairs = [((a - b) * 1e3, b - t0) for b, a in zip(ev["onlr"], ev["onl"][1:]) if a >= b]
+        between = sorted(g for g, _ in pairs)
         if between:
             r["between_onlines_ms_p50"] = round(pct(between, 50), 3)
-            r["between_onlines_ms_sum"] = round(sum(between) / 1e3 * 1e3, 1)
+            r["between_onlines_ms_p90"] = round(pct(between, 90), 3)
+            r["between_onlines_ms_p99"] = round(pct(between, 99), 3)
+            r["between_onlines_ms_sum"] = round(sum(between), 1)
+            # The few long pauses (a new batch, a lock wait) against the steady per-block cost.
+            long_ = sorted((p for p in pairs if p[0] >= 50), reverse=True)
+            r["between_onlines_long_ms_sum"] = round(sum(g for g, _ in long_), 1)
+            r["between_onlines_long"] = [[round(g, 1), round(at, 3)] for g, at in long_[:8]]
         # The longest stretch with no block coming online: where the time goes.
         marks = [t0] + ev["onlr"]
         gaps = [(b - a, a - t0) for a, b in zip(marks, marks[1:])]
@@ -176,8 +184,8 @@ def summarize_trace(ev, n_expected):
     return r
 
 
-def batch_records(vm, after_mono_usec):
-    out = vm.sh("journalctl --sync; journalctl -b --no-pager -o json MESSAGE_ID=%s" % BATCH_ID,
+def batch_records(vm, after_mono_usec, message_id=BATCH_ID):
+    out = vm.sh("journalctl --sync; journalctl -b --no-pager -o json MESSAGE_ID=%s" % message_id,
                 check=False, timeout=120).out
     recs = []
     for line in out.splitlines():
@@ -191,7 +199,7 @@ def batch_records(vm, after_mono_usec):
     return recs
 
 
-def summarize_batches(recs, ev):
+def summarize_batches(recs, ev, node_recs=()):
     if not recs:
         return {"mo_batches": 0}
     g = lambda j, k: int(j.get(k, 0) or 0)  # noqa: E731
@@ -206,6 +214,11 @@ def summarize_batches(recs, ev):
          "mo_triggers": sorted({j.get("MEMONLINE_TRIGGER", "?") for j in recs})}
     if blocks:
         r["mo_cpu_usec_per_block"] = round(r["mo_cpu_usec"] / blocks, 1)
+    # Which zone each node's blocks went to, and from which CPUs.
+    r["mo_nodes"] = [{"batch": g(j, "MEMONLINE_BATCH"), "node": g(j, "MEMONLINE_NODE"),
+                      "zone": j.get("MEMONLINE_ZONE"), "blocks": g(j, "MEMONLINE_BLOCKS"),
+                      "cpus": j.get("MEMONLINE_CPUS"), "duration_usec": g(j, "MEMONLINE_DURATION_USEC")}
+                     for j in node_recs]
     # Writes are serialised and batches sequential: batch 1 ends at the return of
     # its last block. Its first event arrived LATENCY before that; the gap from the
     # kernel's first add to that arrival is the event path's delay (udevd or not).
@@ -258,7 +271,7 @@ def collect(args, vm, res, n, base, mono, records):
     res["new_blocks"] = int(vm.sh(COUNT_BLOCKS).out) - base
     res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
     if records:
-        res.update(summarize_batches(batch_records(vm, mono), ev))
+        res.update(summarize_batches(batch_records(vm, mono), ev, batch_records(vm, mono, NODE_ID)))
     return got
 
 

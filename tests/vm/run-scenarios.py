@@ -289,6 +289,40 @@ class Suite:
     def s_dimm_cpu_node(self):
         self.hotadd_and_check(1, 1 * GiB, "Movable")
 
+    def udev_tags(self, block):
+        """Every tag udev ever set on the block (TAGS is sticky, CURRENT_TAGS is not)."""
+        out = self.sh("udevadm info -q property -p /devices/system/memory/%s" % block, check=False).out
+        for line in out.splitlines():
+            if line.startswith("TAGS="):
+                return [t for t in line[5:].split(":") if t]
+        return []
+
+    def s_udev_starts_daemon(self):
+        # While the daemon runs, the rule leaves memory blocks untagged: PID 1
+        # gets none of their events.
+        new = self.hotadd_and_check(0, 512 * MiB, "Movable")
+        for b in new:
+            check("systemd" not in self.udev_tags(b),
+                  "%s was tagged for systemd while memonlined ran: %s" % (b, self.udev_tags(b)))
+        # Stopped (not masked): the next hot-add pulls the service in again.
+        self.sh("systemctl stop memonlined && test ! -e /run/memonlined")
+        cursor = self.cursor()
+        self.mark()
+        self.vm.hotplug_dimm(1, 512 * MiB)
+        new = self.wait_new_blocks(4)
+        deadline = time.monotonic() + 60
+        while not self.daemon_active() and time.monotonic() < deadline:
+            time.sleep(1)
+        check(self.daemon_active(), "a memory hot-add did not start the stopped memonlined.service")
+        self.wait_new_online()
+        st = self.state()
+        self.assert_blocks(st, new, 1, "Movable")
+        self.assert_journal(st, cursor, {1: len(new)}, "Movable")
+        self.assert_none_offline()
+        check(any("systemd" in self.udev_tags(b) for b in new),
+              "blocks added while memonlined was stopped were not tagged for systemd: %s"
+              % {b: self.udev_tags(b) for b in new})
+
     def s_dimm_cpuless_node(self):
         self.hotadd_and_check(2, 1 * GiB, "Movable")
 
@@ -692,6 +726,7 @@ echo "$@"
     SCENARIOS = [
         ("dimm-cpu-node", "s_dimm_cpu_node"),
         ("dimm-cpuless-node", "s_dimm_cpuless_node"),
+        ("udev-starts-daemon", "s_udev_starts_daemon"),
         ("virtio-mem", "s_virtio_mem"),
         ("nvdimm-devdax-kmem", "s_nvdimm_devdax_kmem"),
         ("coldplug", "s_coldplug"),

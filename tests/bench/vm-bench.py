@@ -252,7 +252,11 @@ def step(vm, what):
 
 def prepare(vm, conf, loop):
     if conf is None:
-        vm.sh("systemctl mask --now memonlined.service >/dev/null 2>&1; systemctl is-active memonlined.service || true")
+        # As on a machine without memonlined: no service, and no rule of ours
+        # (it would tag every block for systemd while the daemon is not running).
+        vm.sh("systemctl mask --now memonlined.service >/dev/null 2>&1; "
+              "rm -f /usr/lib/udev/rules.d/99-memonline.rules /lib/udev/rules.d/99-memonline.rules; "
+              "udevadm control --reload; systemctl is-active memonlined.service || true")
     else:
         vm.write_guest_file("/etc/memonlined.conf", "# bench\n" + conf)
         vm.sh("systemctl restart memonlined.service && systemctl is-active memonlined.service", timeout=120)

@@ -106,9 +106,15 @@ def main():
         targets(stats, which)
     r0 = [r for k, rs in groups.items() if k[2] == "memonlined" for r in rs if r.get("ok")]
     if r0:
-        print("- lock restarts with memonlined at the default setting: %s (target 0); during an add: %s"
-              % (sorted({r.get("lock_restarts") for r in r0}),
-                 sorted({r.get("lock_restarts_during_add") for r in r0 if "lock_restarts_during_add" in r})))
+        # Per trial, in trial order: all restarts, those while an add (or the
+        # ACPI hot-add work around it) held the lock, and the rest.
+        per = []
+        for r in r0:
+            held = r.get("lock_restarts_during_hotplug_work", r.get("lock_restarts_during_add"))
+            per.append("%s (%s while the adder held the lock, %s otherwise)"
+                       % (r.get("lock_restarts"), held, "?" if held is None else r.get("lock_restarts", 0) - held))
+        print("- lock restarts with memonlined at the default setting (target 0), per trial: %s"
+              % "; ".join(per))
     tail(rows, plot, stats)
 
 

@@ -72,6 +72,9 @@ echo 'p:bench/mkblk create_memory_block_devices' >> $T/kprobe_events 2>/dev/null
 echo 'p:bench/onl online_pages' >> $T/kprobe_events
 echo 'r:bench/onlr online_pages ret=$retval' >> $T/kprobe_events
 echo 'r:bench/lockr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
+# ACPI hot-add work holds device_hotplug_lock from before the add to after it.
+echo 'p:bench/acpi acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
+echo 'r:bench/acpir acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
 echo 'ret != 0' > $T/events/bench/lockr/filter
 echo mono > $T/trace_clock
 echo 16384 > $T/buffer_size_kb
@@ -129,9 +132,9 @@ def pct(sorted_vals, p):
 
 def parse_trace(text):
     """Times (s) of add entries, online_pages entries and returns, lock restarts."""
-    ev = {"add": [], "addr": [], "mkblk": [], "onl": [], "onlr": [], "lockr": []}
+    ev = {"add": [], "addr": [], "mkblk": [], "onl": [], "onlr": [], "lockr": [], "acpi": [], "acpir": []}
     for line in text.splitlines():
-        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr):", line)
+        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr|acpi|acpir):", line)
         if m:
             ev[m.group(2)].append(float(m.group(1)))
     for k in ev:
@@ -154,6 +157,11 @@ def summarize_trace(ev, n_expected):
         # writer wait for the adder, not writers contending with each other.
         spans = list(zip(ev["add"], ev["addr"]))
         r["lock_restarts_during_add"] = sum(1 for t in ev["lockr"] if any(a <= t <= b for a, b in spans))
+        # The whole ACPI hot-add handler (lock taken before the add, released after it).
+        spans += list(zip(ev["acpi"], ev["acpir"]))
+        if ev["acpi"]:
+            r["lock_restarts_during_hotplug_work"] = sum(
+                1 for t in ev["lockr"] if any(a <= t <= b for a, b in spans))
         r["kernel_online_sum_s"] = round(sum(b - a for a, b in zip(ev["onl"], ev["onlr"])), 4)
         # Between one block's online_pages return and the next one's entry: userspace,
         # the rest of the write syscall, and handing over between writers.

@@ -184,7 +184,6 @@ int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state wa
         for (size_t i = 0; i < n_ids; i++) {
                 enum block_state state;
                 struct mem_block b;
-
                 int node;
 
                 r = block_read_state(sysfs_root, ids[i], &state);

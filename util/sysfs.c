@@ -20,7 +20,7 @@ static int path_join(char *buf, size_t size, const char *root, const char *rel) 
 }
 
 int sysfs_path(char **ret, const char *root, const char *relfmt, ...) {
-        char rel[PATH_MAX], path[PATH_MAX];
+        char rel[PATH_MAX], path[PATH_MAX], *p;
         va_list ap;
         int n, r;
 
@@ -34,8 +34,11 @@ int sysfs_path(char **ret, const char *root, const char *relfmt, ...) {
         r = path_join(path, sizeof(path), root, rel);
         if (r < 0)
                 return r;
-        *ret = strdup(path);
-        return *ret ? 0 : -ENOMEM;
+        p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
 }
 
 /*

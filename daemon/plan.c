@@ -3,7 +3,6 @@
 #include "plan.h"
 #include "util.h"
 
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /*
  * The planner is a pure function: it reads blocks, topology and policy and

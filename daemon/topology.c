@@ -24,6 +24,7 @@ void topology_free(struct topology *t) {
         free(t->nodes);
         free(t->cpus);
         free(t->blocks);
+        free(t->signature);
         cpuset_freep(&t->isolated);
         free(t->sysfs_root);
         free(t);
@@ -447,18 +448,87 @@ static int read_block_attr(const struct topology *t, uint64_t id, const char *at
 }
 
 /*
+ * The zone an online block is in: its valid_zones names it. Without
+ * CONFIG_MEMORY_HOTREMOVE there is no valid_zones and all memory is
+ * kernel memory; "none" (a block spanning zones) counts as kernel too.
+ */
+static int read_block_zone(const struct topology *t, uint64_t id, enum topo_zone *ret) {
+        _cleanup_free_ char *zones = NULL;
+        int r;
+
+        r = read_block_attr(t, id, "valid_zones", &zones);
+        if (r == -ENOENT) {
+                *ret = TOPO_ZONE_KERNEL;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        *ret = block_valid_zones_parse(zones) == VALID_MOVABLE ? TOPO_ZONE_MOVABLE : TOPO_ZONE_KERNEL;
+        return 0;
+}
+
+/* The node a block counts for. Non-NUMA kernels have no node links: the one node owns everything. */
+static struct topo_node *block_owner(struct topology *t, const struct topo_block *b) {
+        return node_mut(t, b->node == NODE_NONE && t->n_nodes == 1 ? t->nodes[0].id : b->node);
+}
+
+static void span_block(struct topology *t, const struct topo_block *b) {
+        struct topo_node *node = block_owner(t, b);
+
+        if (!node)
+                return;
+        if (!node->has_blocks || b->id < node->first_block)
+                node->first_block = b->id;
+        if (!node->has_blocks || b->id > node->last_block)
+                node->last_block = b->id;
+        node->has_blocks = true;
+}
+
+/* Add (sign > 0) or take away an online block's bytes from its node's zone totals. */
+static void count_block(struct topology *t, const struct topo_block *b, int sign) {
+        struct topo_node *node = block_owner(t, b);
+        uint64_t *total;
+
+        if (!node || b->state != BLOCK_STATE_ONLINE || b->zone == TOPO_ZONE_UNKNOWN)
+                return;
+        /* A CPU-less node's HMAT initiators appear with its first online memory. */
+        if (sign > 0 && node->kernel_bytes == 0 && node->movable_bytes == 0 && cpuset_count(node->cpus) == 0)
+                t->stale = true;
+        total = b->zone == TOPO_ZONE_MOVABLE ? &node->movable_bytes : &node->kernel_bytes;
+        if (sign > 0)
+                *total += t->block_size;
+        else
+                *total -= MIN(*total, t->block_size);
+}
+
+static const struct block_node *find_block_node(const struct block_node *map, size_t n, uint64_t id) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (map[mid].id == id)
+                        return &map[mid];
+                if (map[mid].id < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+/*
  * Online bytes per zone kind, block spans per node, and the state and
- * node link of every block, in one pass. This runs for every batch, so it
- * reads only what it needs: the state of each block and valid_zones of
- * the online ones (not a directory listing per block for its node). The
- * runner takes new blocks' state and node from here instead of reading
- * them again.
+ * node link of every block, in one pass. It reads only what it needs:
+ * the state of each block and valid_zones of the online ones (not a
+ * directory listing per block for its node). The runner keeps the result
+ * between batches (topology_refresh) and takes new blocks' state and node
+ * from it instead of reading them again.
  */
 static int load_memory(struct topology *t) {
         _cleanup_free_ uint64_t *ids = NULL;
         _cleanup_free_ struct block_node *map = NULL;
         size_t n_ids, n_map, m = 0;
-        bool single = t->n_nodes == 1;
         int r;
 
         r = sysfs_read_u64(t->sysfs_root, MEMORY_DIR "/block_size_bytes", 16, &t->block_size);
@@ -484,49 +554,198 @@ static int load_memory(struct topology *t) {
         }
 
         for (size_t i = 0; i < n_ids; i++) {
-                _cleanup_free_ char *state = NULL, *zones = NULL;
-                int nid = NODE_NONE;
-                struct topo_node *node;
-                enum block_state st;
-
-                while (m < n_map && map[m].id < ids[i])
-                        m++;
-                if (m < n_map && map[m].id == ids[i])
-                        nid = map[m].node;
+                _cleanup_free_ char *state = NULL;
+                struct topo_block *b;
 
                 r = read_block_attr(t, ids[i], "state", &state);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
                         continue;       /* gone since the listing, or unreadable: as blocks_scan() */
-                st = block_state_from_string(state);
-                t->blocks[t->n_blocks++] = (struct topo_block) { .id = ids[i], .node = nid, .state = st };
-
-                /* Non-NUMA kernels have no node links: the one node owns everything. */
-                node = node_mut(t, nid == NODE_NONE && single ? t->nodes[0].id : nid);
-                if (!node)
-                        continue;
-                if (st == BLOCK_STATE_ONLINE) {
-                        /* valid_zones needs CONFIG_MEMORY_HOTREMOVE; without it: kernel memory. */
-                        r = read_block_attr(t, ids[i], "valid_zones", &zones);
+                while (m < n_map && map[m].id < ids[i])
+                        m++;
+                b = &t->blocks[t->n_blocks++];
+                *b = (struct topo_block) {
+                        .id = ids[i],
+                        .node = m < n_map && map[m].id == ids[i] ? map[m].node : NODE_NONE,
+                        .state = block_state_from_string(state),
+                };
+                if (b->state == BLOCK_STATE_ONLINE) {
+                        r = read_block_zone(t, b->id, &b->zone);
                         if (r == -ENOMEM)
                                 return r;
-                        if (r < 0 && r != -ENOENT)
-                                continue;
+                        if (r < 0)
+                                continue;       /* unreadable: neither counted nor spanned */
                 }
+                span_block(t, b);
+                count_block(t, b, +1);
+        }
+        /* Loading reads every initiator there is. */
+        t->stale = false;
+        return 0;
+}
 
-                if (!node->has_blocks || ids[i] < node->first_block)
-                        node->first_block = ids[i];
-                if (!node->has_blocks || ids[i] > node->last_block)
-                        node->last_block = ids[i];
-                node->has_blocks = true;
-                if (st != BLOCK_STATE_ONLINE)
-                        continue;
-                /* An online block's valid_zones names its current zone. */
-                if (zones && block_valid_zones_parse(zones) == VALID_MOVABLE)
-                        node->movable_bytes += t->block_size;
+/* What node or CPU hotplug changes: the online node and CPU lists. */
+static int read_signature(const char *root, char **ret) {
+        _cleanup_free_ char *nodes = NULL, *cpus = NULL;
+        char *s;
+        int r;
+
+        r = sysfs_read(root, NODE_DIR "/online", &nodes);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        r = sysfs_read(root, CPU_DIR "/online", &cpus);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (asprintf(&s, "%s|%s", strempty(nodes), strempty(cpus)) < 0)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+/* Merge the sorted new entries into the sorted table. */
+static int merge_blocks(struct topology *t, const struct topo_block *add, size_t n_add) {
+        struct topo_block *merged;
+        size_t i = 0, j = 0, k = 0;
+
+        if (n_add == 0)
+                return 0;
+        merged = calloc(t->n_blocks + n_add, sizeof(*merged));
+        if (!merged)
+                return -ENOMEM;
+        while (i < t->n_blocks || j < n_add)
+                if (j == n_add || (i < t->n_blocks && t->blocks[i].id < add[j].id))
+                        merged[k++] = t->blocks[i++];
                 else
-                        node->kernel_bytes += t->block_size;
+                        merged[k++] = add[j++];
+        free(t->blocks);
+        t->blocks = merged;
+        t->n_blocks = k;
+        return 0;
+}
+
+static void remove_block(struct topology *t, struct topo_block *b) {
+        size_t i = (size_t) (b - t->blocks);
+
+        count_block(t, b, -1);
+        memmove(b, b + 1, (t->n_blocks - i - 1) * sizeof(*b));
+        t->n_blocks--;
+}
+
+int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, bool skip_online) {
+        _cleanup_free_ char *signature = NULL;
+        _cleanup_free_ uint64_t *sorted = NULL;
+        _cleanup_free_ struct block_node *map = NULL;
+        _cleanup_free_ struct topo_block *add = NULL;
+        size_t n_map = 0, n_add = 0, n_sorted = 0;
+        int r;
+
+        if (!t || (n > 0 && !ids))
+                return -EINVAL;
+        if (t->stale || t->block_size == 0)
+                return -ESTALE;
+        r = read_signature(t->sysfs_root, &signature);
+        if (r < 0)
+                return r;
+        if (!streq(signature, strempty(t->signature)))
+                return -ESTALE;
+        if (n == 0)
+                return 0;
+
+        sorted = malloc(n * sizeof(*sorted));
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const struct topo_block *b = topology_block(t, ids[i]);
+
+                if (!(skip_online && b && b->state == BLOCK_STATE_ONLINE))
+                        sorted[n_sorted++] = ids[i];
+        }
+        if (n_sorted == 0)
+                return 0;
+        qsort(sorted, n_sorted, sizeof(*sorted), cmp_u64);
+        r = load_block_nodes(t, &map, &n_map);
+        if (r < 0)
+                return r;
+        add = calloc(n_sorted, sizeof(*add));
+        if (!add)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n_sorted; i++) {
+                _cleanup_free_ char *state = NULL;
+                struct topo_block *old = (struct topo_block *) topology_block(t, sorted[i]);
+                const struct block_node *link = find_block_node(map, n_map, sorted[i]);
+                struct topo_block fresh = { .id = sorted[i], .node = link ? link->node : NODE_NONE };
+
+                if (i > 0 && sorted[i] == sorted[i - 1])
+                        continue;
+                r = read_block_attr(t, fresh.id, "state", &state);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* Gone (or unreadable): as topology_load() would see it. */
+                        if (old)
+                                remove_block(t, old);
+                        continue;
+                }
+                fresh.state = block_state_from_string(state);
+                if (fresh.state == BLOCK_STATE_ONLINE) {
+                        if (old && old->state == BLOCK_STATE_ONLINE && old->zone != TOPO_ZONE_UNKNOWN)
+                                fresh.zone = old->zone;
+                        else {
+                                r = read_block_zone(t, fresh.id, &fresh.zone);
+                                if (r == -ENOMEM)
+                                        return r;
+                                if (r < 0)
+                                        fresh.zone = TOPO_ZONE_UNKNOWN;
+                        }
+                }
+                if (old) {
+                        count_block(t, old, -1);
+                        *old = fresh;
+                } else
+                        add[n_add++] = fresh;
+                span_block(t, &fresh);
+                count_block(t, &fresh, +1);
+        }
+        r = merge_blocks(t, add, n_add);
+        if (r < 0)
+                return r;
+        return t->stale ? -ESTALE : 0;
+}
+
+void topology_set_online(struct topology *t, uint64_t id, enum zone written) {
+        struct topo_block *b = (struct topo_block *) topology_block(t, id);
+
+        if (!b)
+                return;
+        count_block(t, b, -1);
+        b->state = BLOCK_STATE_ONLINE;
+        b->zone = written == ZONE_MOVABLE ? TOPO_ZONE_MOVABLE :
+                  written == ZONE_KERNEL ? TOPO_ZONE_KERNEL : TOPO_ZONE_UNKNOWN;
+        count_block(t, b, +1);
+}
+
+int topology_read_zones(struct topology *t) {
+        int r;
+
+        for (size_t i = 0; i < t->n_blocks; i++) {
+                struct topo_block *b = &t->blocks[i];
+
+                if (b->state != BLOCK_STATE_ONLINE || b->zone != TOPO_ZONE_UNKNOWN)
+                        continue;
+                r = read_block_zone(t, b->id, &b->zone);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue;       /* unreadable: as topology_load() */
+                count_block(t, b, +1);
         }
         return 0;
 }
@@ -558,6 +777,9 @@ int topology_load(const char *sysfs_root, struct topology **ret) {
                 return r;
 
         r = load_isolated(t);
+        if (r < 0)
+                return r;
+        r = read_signature(t->sysfs_root, &t->signature);
         if (r < 0)
                 return r;
         r = load_memory(t);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <numa.h>
 #include "blocks.h"
+#include "policy.h"
 
 /*
  * The machine as sysfs describes it: nodes, CPUs, physical cores,
@@ -26,11 +27,19 @@ struct topo_node {
         bool has_blocks;
 };
 
-/* One memoryN as the load saw it. */
+/* Which zone counter an online block is in. */
+enum topo_zone {
+        TOPO_ZONE_UNKNOWN = 0,          /* not online, or onlined with plain "online" and not read yet */
+        TOPO_ZONE_KERNEL,
+        TOPO_ZONE_MOVABLE,
+};
+
+/* One memoryN as last read (or as we last set it). */
 struct topo_block {
         uint64_t id;
         int node;                       /* from the node link; NODE_NONE if none (yet) */
         enum block_state state;
+        enum topo_zone zone;
 };
 
 struct topo_cpu {
@@ -51,6 +60,8 @@ struct topology {
         struct bitmask *isolated;       /* isolcpus + nohz_full, never used for writes */
         struct topo_block *blocks;      /* every readable memoryN, ascending by id */
         size_t n_blocks;
+        char *signature;                /* node/online + cpu/online when loaded */
+        bool stale;                     /* something changed that only a full load sees */
 };
 
 /* Load from <root>/devices/system/{node,cpu,memory}. */
@@ -63,6 +74,25 @@ const struct topo_node *topology_node(const struct topology *t, int node_id);
 
 /* The block as topology_load() read it, or NULL if it did not exist or was unreadable then. */
 const struct topo_block *topology_block(const struct topology *t, uint64_t id);
+
+/*
+ * Keep a loaded topology current without reading every block again: read
+ * only the given blocks (state, node link, zone if online) and adjust the
+ * zone totals and spans. With skip_online, blocks the table already has
+ * online are not read (our own writes' online events). -ESTALE when
+ * nodes or CPUs came or went, or a CPU-less node got its first memory
+ * (its HMAT initiators appear then): load it again.
+ */
+int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, bool skip_online);
+
+/*
+ * Record a write that onlined the block. ZONE_ONLINE (the kernel chose)
+ * leaves the zone unknown until topology_read_zones().
+ */
+void topology_set_online(struct topology *t, uint64_t id, enum zone written);
+
+/* Read valid_zones of online blocks whose zone is unknown, so the zone totals are exact. */
+int topology_read_zones(struct topology *t);
 
 /*
  * The node whose CPUs write this node's memory: the node itself if it has

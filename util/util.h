@@ -15,6 +15,12 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
 #define NSEC_PER_USEC 1000ULL
 #define USEC_PER_MSEC 1000ULL
 #define USEC_PER_SEC 1000000ULL
@@ -35,6 +41,7 @@ static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
 #define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
 
 static inline bool streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
+static inline const char *strempty(const char *s) { return s ? s : ""; }
 static inline bool startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }

@@ -190,6 +190,25 @@ void fake_add_block(const char *root, uint64_t id, int node, const char *state, 
                 fake_link_block(root, id, node);
 }
 
+void fake_remove_block(const char *root, uint64_t id, int node) {
+        static const char *const files[] = { "state", "valid_zones", "phys_index", "removable" };
+        unsigned long long n = (unsigned long long) id;
+        char rel[256];
+
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/%s", n, files[i]);
+                fake_unlink(root, rel);
+        }
+        if (node >= 0) {
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/node%d", n, node);
+                fake_unlink(root, rel);
+                snprintf(rel, sizeof(rel), "devices/system/node/node%d/memory%llu", node, n);
+                fake_unlink(root, rel);
+        }
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu", n);
+        fake_rmdir(root, rel);
+}
+
 void fake_standard_machine(const char *root) {
         fake_memory_init(root, 128ULL << 20);
         fake_write(root, "devices/system/cpu/online", "0-7\n");

@@ -37,6 +37,8 @@ void fake_add_block(const char *root, uint64_t id, int node, const char *state, 
 /* Many blocks at once (first..first+count-1), quicker than fake_add_block() per block. */
 void fake_add_blocks(const char *root, uint64_t first, uint64_t count, int node, const char *state,
                      const char *valid_zones);
+/* Take memoryN and its node links away, as a hot-remove does. */
+void fake_remove_block(const char *root, uint64_t id, int node);
 /* Remove an empty directory. */
 void fake_rmdir(const char *root, const char *rel);
 /* Add the nodeK link to memoryN (and memoryN under nodeK) later, as the kernel does. */

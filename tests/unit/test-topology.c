@@ -589,6 +589,129 @@ static void test_many_blocks(void **state) {
         assert_int_equal(topology_node(t, 1)->last_block, 15);
 }
 
+/* Only the named blocks are read again; totals, spans and the table follow. */
+static void test_refresh_blocks(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = load(root);
+        const uint64_t first[] = { 21, 20, 22, 23, 20 };
+        const struct topo_node *n1 = topology_node(t, 1);
+        const struct topo_block *b;
+
+        fake_add_block(root, 20, 1, "offline", "Movable Normal");
+        fake_add_block(root, 21, 1, "offline", "Movable");
+        fake_add_block(root, 22, 1, "online", "Movable");       /* another agent onlined it */
+        fake_add_block(root, 23, -1, "offline", "Normal");      /* no link yet */
+        assert_int_equal(topology_refresh(t, first, ELEMENTSOF(first), false), 0);
+
+        assert_int_equal(t->n_blocks, 16 + 4);
+        for (size_t i = 1; i < t->n_blocks; i++)
+                assert_true(t->blocks[i - 1].id < t->blocks[i].id);
+        b = topology_block(t, 20);
+        assert_int_equal(b->node, 1);
+        assert_int_equal(b->state, BLOCK_STATE_OFFLINE);
+        b = topology_block(t, 22);
+        assert_int_equal(b->state, BLOCK_STATE_ONLINE);
+        assert_int_equal(b->zone, TOPO_ZONE_MOVABLE);
+        assert_int_equal(topology_block(t, 23)->node, NODE_NONE);
+        assert_int_equal(n1->kernel_bytes, 8 * BS);
+        assert_int_equal(n1->movable_bytes, BS);
+        assert_int_equal(n1->last_block, 22);
+
+        /* 21 is removed again, 20 came online. */
+        fake_remove_block(root, 21, 1);
+        fake_write(root, "devices/system/memory/memory20/state", "online\n");
+        fake_write(root, "devices/system/memory/memory20/valid_zones", "Movable\n");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 20, 21 }, 2, false), 0);
+        assert_null(topology_block(t, 21));
+        assert_int_equal(t->n_blocks, 16 + 3);
+        assert_int_equal(topology_block(t, 20)->state, BLOCK_STATE_ONLINE);
+        assert_int_equal(n1->movable_bytes, 2 * BS);
+
+        /* Online events for blocks the table has online are our own writes: not read. */
+        fake_write(root, "devices/system/memory/memory22/state", "offline\n");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 22 }, 1, true), 0);
+        assert_int_equal(topology_block(t, 22)->state, BLOCK_STATE_ONLINE);
+        assert_int_equal(n1->movable_bytes, 2 * BS);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 22 }, 1, false), 0);
+        assert_int_equal(topology_block(t, 22)->state, BLOCK_STATE_OFFLINE);
+        assert_int_equal(n1->movable_bytes, BS);
+
+        /* Nothing to read is fine, and reads nothing. */
+        assert_int_equal(topology_refresh(t, NULL, 0, false), 0);
+        assert_int_equal(topology_refresh(t, NULL, 1, false), -EINVAL);
+}
+
+/* Our own writes update the totals without reading; "online" leaves the zone to read. */
+static void test_set_online(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+        const struct topo_node *n1;
+
+        fake_add_block(root, 20, 1, "offline", "Movable Normal");
+        fake_add_block(root, 21, 1, "offline", "Movable Normal");
+        fake_add_block(root, 22, 1, "offline", "Movable Normal");
+        t = load(root);
+        n1 = topology_node(t, 1);
+
+        topology_set_online(t, 20, ZONE_MOVABLE);
+        topology_set_online(t, 21, ZONE_KERNEL);
+        topology_set_online(t, 99, ZONE_KERNEL);        /* not in the table: nothing to do */
+        assert_int_equal(n1->movable_bytes, BS);
+        assert_int_equal(n1->kernel_bytes, 9 * BS);
+        /* Counted once, however often it is set. */
+        topology_set_online(t, 20, ZONE_MOVABLE);
+        assert_int_equal(n1->movable_bytes, BS);
+
+        topology_set_online(t, 22, ZONE_ONLINE);
+        assert_int_equal(topology_block(t, 22)->state, BLOCK_STATE_ONLINE);
+        assert_int_equal(topology_block(t, 22)->zone, TOPO_ZONE_UNKNOWN);
+        assert_int_equal(n1->movable_bytes, BS);
+        assert_int_equal(n1->kernel_bytes, 9 * BS);
+        /* The kernel put it in ZONE_MOVABLE: valid_zones of an online block names its zone. */
+        fake_write(root, "devices/system/memory/memory22/state", "online\n");
+        fake_write(root, "devices/system/memory/memory22/valid_zones", "Movable\n");
+        assert_int_equal(topology_read_zones(t), 0);
+        assert_int_equal(topology_block(t, 22)->zone, TOPO_ZONE_MOVABLE);
+        assert_int_equal(n1->movable_bytes, 2 * BS);
+        assert_false(t->stale);
+}
+
+/* What only a full load sees: node and CPU hotplug, a CPU-less node's first memory. */
+static void test_refresh_stale(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = load(root);
+        const uint64_t ids[] = { 40 };
+
+        fake_add_block(root, 40, 1, "offline", "Movable");
+        assert_int_equal(topology_refresh(t, ids, 1, false), 0);
+
+        fake_write(root, "devices/system/cpu/online", "0-6\n");
+        assert_int_equal(topology_refresh(t, ids, 1, false), -ESTALE);
+        assert_int_equal(topology_refresh(t, NULL, 0, true), -ESTALE);
+        fake_write(root, "devices/system/cpu/online", "0-7\n");
+        assert_int_equal(topology_refresh(t, ids, 1, false), 0);
+
+        fake_write(root, "devices/system/node/online", "0-3\n");
+        assert_int_equal(topology_refresh(t, ids, 1, false), -ESTALE);
+        fake_write(root, "devices/system/node/online", "0-2\n");
+        assert_int_equal(topology_refresh(t, ids, 1, false), 0);
+
+        /* Node 2 has no CPUs and no memory: its first online block brings HMAT initiators. */
+        fake_add_block(root, 64, 2, "offline", "Movable");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, false), 0);
+        topology_set_online(t, 64, ZONE_MOVABLE);
+        assert_true(t->stale);
+        assert_int_equal(topology_refresh(t, ids, 1, false), -ESTALE);
+        topology_free(t);
+        t = load(root);
+        assert_false(t->stale);
+
+        /* Another agent onlined node-2 memory: seen through its online event, and stale too. */
+        fake_write(root, "devices/system/memory/memory64/state", "online\n");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, true), -ESTALE);
+        assert_int_equal(topology_node(t, 2)->movable_bytes, BS);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_standard, setup_standard, teardown),
@@ -611,6 +734,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_empty_node_dir, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_cpu_out_of_range, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_many_blocks, setup_standard_fast, teardown),
+                cmocka_unit_test_setup_teardown(test_refresh_blocks, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_refresh_stale, setup_standard, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,14 @@ void batcher_done(struct batcher *b) {
         *b = (struct batcher) {};
 }
 
+void batcher_clear(struct batcher *b) {
+        unsigned settle = b->settle_usec, max_wait = b->max_wait_usec;
+
+        batcher_done(b);
+        b->settle_usec = settle;
+        b->max_wait_usec = max_wait;
+}
+
 static size_t hash_id(uint64_t id, size_t size) {
         /* Fibonacci hashing spreads consecutive ids. */
         return (size_t) ((id * 0x9E3779B97F4A7C15ULL) >> 17) & (size - 1);

@@ -27,6 +27,8 @@ struct batcher {
 
 void batcher_init(struct batcher *b, unsigned settle_ms, unsigned max_wait_ms);
 void batcher_done(struct batcher *b);
+/* Drop everything pending, and the memory it held; keep the window. */
+void batcher_clear(struct batcher *b);
 void batcher_set_window(struct batcher *b, unsigned settle_ms, unsigned max_wait_ms);
 
 /* Add an id seen at now_usec. Returns 1 if new, 0 if already pending, -ENOMEM. */

@@ -31,6 +31,8 @@
 #include "util.h"
 
 #define MAX_RETRY_ROUNDS 6
+/* Online events kept for the next job; past this it reads the topology again instead. */
+#define TOUCHED_MAX (1U << 16)
 
 #define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
 
@@ -52,6 +54,9 @@ struct context {
         unsigned retry_rounds;          /* consecutive passes that left work undone */
         struct monitor *monitor;
         struct batcher batcher;
+        /* Online events since the last job, and whether blocks went offline or away. */
+        struct batcher touched;
+        bool topology_reload;
 
         /* dax devices seen since the last job */
         char **dax_pending;
@@ -78,6 +83,8 @@ static void context_done(struct context *c) {
         free(c->dax_pending);
         free(c->dax_pending_usec);
         batcher_done(&c->batcher);
+        batcher_done(&c->touched);
+        runner_done(&c->runner_ctx);
         sd_event_source_unref(c->monitor_source);
         sd_event_source_unref(c->timer_source);
         sd_event_source_unref(c->done_source);
@@ -285,6 +292,16 @@ static int maybe_start_job(struct context *c) {
                         return -ENOMEM;
                 j->trigger = "dax";
         }
+        if (!j->ids) {
+                batcher_clear(&c->touched);     /* a rescan reads everything anyway */
+                c->topology_reload = false;
+        } else if (j->n_ids > 0) {
+                r = batcher_take(&c->touched, &j->touched, &j->n_touched, NULL);
+                if (r < 0)
+                        return r;
+                j->reload_topology = c->topology_reload;
+                c->topology_reload = false;
+        }
         j->dax_devices = TAKE_PTR(c->dax_pending);
         j->dax_event_usec = TAKE_PTR(c->dax_pending_usec);
         j->n_dax = c->n_dax_pending;
@@ -346,6 +363,17 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                         r = batcher_add(&c->batcher, ev.block_id, now_usec());
                         if (r < 0)
                                 request_rescan(c, "rescan");
+                        break;
+                case MONITOR_MEMORY_ONLINE:
+                        /* The runner reads these again unless it onlined them itself. */
+                        if (c->touched.n >= TOUCHED_MAX || batcher_add(&c->touched, ev.block_id, 0) < 0) {
+                                batcher_clear(&c->touched);
+                                c->topology_reload = true;
+                        }
+                        break;
+                case MONITOR_MEMORY_OFFLINE:
+                case MONITOR_MEMORY_REMOVE:
+                        c->topology_reload = true;
                         break;
                 case MONITOR_DAX_ADD:
                         if (c->policy->convert_devdax || c->policy->n_devices > 0)
@@ -636,6 +664,7 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         batcher_init(&c.batcher, c.policy->settle_ms, c.policy->max_wait_ms);
+        batcher_init(&c.touched, 0, 0);
 
         if (c.once || c.dry_run)
                 r = run_once(&c);

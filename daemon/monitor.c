@@ -31,8 +31,10 @@ int monitor_classify(const char *action, const char *subsystem, const char *sysn
                         ev.kind = MONITOR_MEMORY_ADD;
                 else if (streq(action, "remove"))
                         ev.kind = MONITOR_MEMORY_REMOVE;
-                else if (streq(action, "online") || streq(action, "offline") || streq(action, "change"))
+                else if (streq(action, "online"))
                         ev.kind = MONITOR_MEMORY_ONLINE;
+                else if (streq(action, "offline") || streq(action, "change"))
+                        ev.kind = MONITOR_MEMORY_OFFLINE;
         } else if (streq(subsystem, "dax")) {
                 if (strlen(sysname) >= sizeof(ev.devname))
                         return -ENAMETOOLONG;

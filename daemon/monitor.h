@@ -14,7 +14,8 @@
 enum monitor_kind {
         MONITOR_IGNORE = 0,
         MONITOR_MEMORY_ADD,             /* a new offline block */
-        MONITOR_MEMORY_ONLINE,          /* online/offline/change of a block: nothing to do */
+        MONITOR_MEMORY_ONLINE,          /* a block came online (ours, or another agent's) */
+        MONITOR_MEMORY_OFFLINE,         /* a block went offline, or changed */
         MONITOR_MEMORY_REMOVE,
         MONITOR_DAX_ADD,                /* a dax device appeared (or was re-bound) */
         MONITOR_DAX_REMOVE,

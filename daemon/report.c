@@ -461,6 +461,7 @@ static int emit_batch(struct reporter *r, const struct batch_info *info, const s
         if (info->first_event_usec != 0 && res->end_usec >= info->first_event_usec)
                 k |= record_add(&rec, "MEMONLINE_LATENCY_USEC=%" PRIu64, res->end_usec - info->first_event_usec);
         k |= record_add(&rec, "MEMONLINE_CPU_USEC=%" PRIu64, info->cpu_usec);
+        k |= record_add(&rec, "MEMONLINE_PREPARE_USEC=%" PRIu64, info->prepare_usec);
         for (size_t g = 0; g < plan->n_groups; g++)
                 k |= attribution_collect(&a, plan->groups[g].items, plan->groups[g].n_items);
         k |= attribution_add(&rec, &a);

@@ -66,6 +66,7 @@ struct batch_info {
         const char *trigger;            /* "udev", "coldplug", "rescan", "once" */
         uint64_t first_event_usec;      /* 0 for coldplug */
         uint64_t cpu_usec;              /* daemon CPU time spent on this batch */
+        uint64_t prepare_usec;          /* from the pass's start to the first write: reading and planning */
         uint64_t block_size;
 };
 

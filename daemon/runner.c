@@ -15,6 +15,7 @@ void job_free(struct job *j) {
         if (!j)
                 return;
         free(j->ids);
+        free(j->touched);
         for (size_t i = 0; i < j->n_dax; i++)
                 free(j->dax_devices[i]);
         free(j->dax_devices);
@@ -22,6 +23,11 @@ void job_free(struct job *j) {
         free(j);
 }
 
+
+void runner_done(struct runner *c) {
+        topology_free(c->topology);
+        c->topology = NULL;
+}
 
 uint64_t cpu_time_usec(void) {
         struct rusage ru;
@@ -162,12 +168,21 @@ static void warn_pin_failure(struct runner *c, const struct online_result *res) 
 }
 
 /* Plan and online one set of blocks; fills the job's counters. */
+/* When a pass started, for the batch record's preparation time and CPU. */
+struct pass_clock {
+        uint64_t start_usec;
+        uint64_t cpu_usec;
+};
+
+static struct pass_clock pass_clock_now(void) {
+        return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
+}
+
 static int online_blocks(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                         const char *trigger, uint64_t first_event_usec,
+                         const char *trigger, uint64_t first_event_usec, const struct pass_clock *clock,
                          struct online_result **ret_res) {
         _cleanup_plan_ struct plan *plan = NULL;
         _cleanup_online_result_ struct online_result *res = NULL;
-        uint64_t cpu0 = cpu_time_usec();
         struct online_request req;
         struct batch_info info;
         size_t ratio_guarded;
@@ -222,7 +237,8 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         info = (struct batch_info) {
                 .trigger = trigger,
                 .first_event_usec = first_event_usec,
-                .cpu_usec = cpu_time_usec() - cpu0,
+                .cpu_usec = cpu_time_usec() - clock->cpu_usec,
+                .prepare_usec = res->start_usec > clock->start_usec ? res->start_usec - clock->start_usec : 0,
                 .block_size = t->block_size,
         };
         r = report_batch(c->reporter, &info, plan, res);
@@ -236,8 +252,11 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                         j->not_attempted++;
                 else if (b->error < 0)
                         j->failed++;
-                else
+                else {
                         j->onlined++;
+                        /* Another agent's online leaves the zone to be read. */
+                        topology_set_online(t, b->id, b->already_online ? ZONE_ONLINE : b->zone);
+                }
         }
         j->bytes += res->bytes;
         j->duration_usec += res->end_usec - res->start_usec;
@@ -266,6 +285,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                 _cleanup_online_result_ struct online_result *res = NULL;
                 struct pmem_devices after = {};
                 struct block_set set = {};
+                struct pass_clock clock;
                 uint64_t online0;
 
                 if (!dev)
@@ -285,7 +305,8 @@ static void handle_dax(struct runner *c, struct job *j) {
                 }
 
                 /* The kmem probe added the blocks synchronously: online them now. */
-                online0 = now_usec();
+                clock = pass_clock_now();
+                online0 = clock.start_usec;
                 r = topology_load(c->sysfs_root, &t);
                 if (r >= 0)
                         r = pmem_scan(c->sysfs_root, &after);
@@ -299,7 +320,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                                         (void) append_if_offline(c, t, a / t->block_size, 0, &set);
                         resolve_nodes(c, j->policy, t, &set);
                         (void) pmem_attribute_blocks(&after, t->block_size, &set);
-                        (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &res);
+                        (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &clock, &res);
                         j->onlined += sub.onlined;
                         j->failed += sub.failed;
                         j->not_attempted += sub.not_attempted;
@@ -315,8 +336,40 @@ static void handle_dax(struct runner *c, struct job *j) {
         pmem_devices_clear(&devs);
 }
 
+/*
+ * The topology for this job: the kept one brought up to date with the
+ * job's blocks, or read in full for rescans, after removals, and when
+ * nodes or CPUs changed. Borrowed: the runner keeps it.
+ */
+static int job_topology(struct runner *c, const struct job *j, struct topology **ret) {
+        struct topology *t = NULL;
+        int r;
+
+        if (c->topology && j->ids && !j->reload_topology) {
+                r = topology_refresh(c->topology, j->ids, j->n_ids, false);
+                if (r >= 0)
+                        r = topology_refresh(c->topology, j->touched, j->n_touched, true);
+                if (r >= 0) {
+                        *ret = c->topology;
+                        return 0;
+                }
+                if (r == -ENOMEM)
+                        return r;
+                report_log(c->reporter, LOG_DEBUG, NULL, "reading the topology again: %s",
+                           r == -ESTALE ? "nodes or CPUs changed" : strerror(-r));
+        }
+        topology_free(c->topology);
+        c->topology = NULL;
+        r = topology_load(c->sysfs_root, &t);
+        if (r < 0)
+                return r;
+        c->topology = *ret = t;
+        return 0;
+}
+
 int runner_run_job(struct runner *c, struct job *j) {
-        _cleanup_topology_ struct topology *t = NULL;
+        struct pass_clock clock = pass_clock_now();
+        struct topology *t = NULL;
         struct pmem_devices devs = {};
         struct block_set set = {};
         int r;
@@ -327,7 +380,7 @@ int runner_run_job(struct runner *c, struct job *j) {
         if (atomic_load(c->stop))
                 return 0;
 
-        r = topology_load(c->sysfs_root, &t);
+        r = job_topology(c, j, &t);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "cannot read the topology under %s: %s", c->sysfs_root,
                            strerror(-r));
@@ -341,6 +394,15 @@ int runner_run_job(struct runner *c, struct job *j) {
         if (set.n == 0 && !c->dry_run)
                 goto finish;
         resolve_nodes(c, j->policy, t, &set);
+        if (j->policy->movable_ratio > 0) {
+                /* The ratio guard needs the zone of blocks the kernel chose for. */
+                r = topology_read_zones(t);
+                if (r < 0) {
+                        report_log(c->reporter, LOG_ERR, NULL, "cannot read the zones of online blocks: %s",
+                                   strerror(-r));
+                        goto finish;
+                }
+        }
         r = pmem_scan(c->sysfs_root, &devs);
         if (r >= 0)
                 r = pmem_attribute_blocks(&devs, t->block_size, &set);
@@ -351,7 +413,7 @@ int runner_run_job(struct runner *c, struct job *j) {
                 if (r < 0)
                         report_log(c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
         }
-        r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, NULL);
+        r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, &clock, NULL);
 finish:
         pmem_devices_clear(&devs);
         block_set_clear(&set);

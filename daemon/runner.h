@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include "policy.h"
 #include "report.h"
+#include "topology.h"
 
 /*
  * One pass of the pipeline after the batcher: convert selected dax
@@ -21,13 +22,20 @@ struct runner {
         atomic_bool *stop;              /* SIGTERM: finish in-flight writes, start no more */
         bool dry_run;                   /* print the plan to out, write nothing */
         FILE *out;                      /* dry-run output */
+        struct topology *topology;      /* kept between jobs; the runner thread's alone */
 };
+
+/* Drop what the runner keeps between jobs. */
+void runner_done(struct runner *c);
 
 /* One unit of work. */
 struct job {
         uint64_t *ids;                  /* blocks to consider; NULL = rescan all offline */
         size_t n_ids;
         uint64_t first_event_usec;
+        uint64_t *touched;              /* blocks with online events since the last job */
+        size_t n_touched;
+        bool reload_topology;           /* blocks went offline or away: read everything again */
         const char *trigger;
         char **dax_devices;             /* dax devices to consider converting */
         uint64_t *dax_event_usec;

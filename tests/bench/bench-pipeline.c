@@ -243,6 +243,7 @@ static int run_once(const char *root, struct policy *p, uint64_t n, struct run *
         }
         t2 = mono_usec();
         rusage_usec(&u1, &s1);
+        runner_done(&runner);   /* the daemon keeps it for the next batch: not part of this one */
         batcher_done(&b);
         free(job.ids);
         fclose(mem);

@@ -219,6 +219,8 @@ def summarize_batches(recs, ev, node_recs=()):
          "mo_write_us_max": max(g(j, "MEMONLINE_MAX_USEC") for j in recs),
          "mo_cpu_usec": sum(g(j, "MEMONLINE_CPU_USEC") for j in recs),
          "mo_latency_usec": [g(j, "MEMONLINE_LATENCY_USEC") for j in recs],
+         # Reading sysfs and planning before each batch's first write.
+         "mo_prepare_usec": [g(j, "MEMONLINE_PREPARE_USEC") for j in recs],
          "mo_triggers": sorted({j.get("MEMONLINE_TRIGGER", "?") for j in recs})}
     if blocks:
         r["mo_cpu_usec_per_block"] = round(r["mo_cpu_usec"] / blocks, 1)

@@ -99,6 +99,10 @@ static void test_classify(void **state) {
         assert_int_equal(ev.seqnum, 7);
         assert_int_equal(monitor_classify("online", "memory", "memory42", 8, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_MEMORY_ONLINE);
+        assert_int_equal(monitor_classify("offline", "memory", "memory42", 8, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_MEMORY_OFFLINE);
+        assert_int_equal(monitor_classify("change", "memory", "memory42", 8, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_MEMORY_OFFLINE);
         assert_int_equal(monitor_classify("remove", "memory", "memory42", 9, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_MEMORY_REMOVE);
         /* Not a block: memory/ holds other entries on some kernels. */

@@ -381,7 +381,7 @@ static void fixture_mixed(struct fixture *f) {
 
 static void test_batch_records(void **state) {
         struct batch_info info = {
-                .trigger = "udev", .first_event_usec = 500000, .cpu_usec = 1234, .block_size = BS,
+                .trigger = "udev", .first_event_usec = 500000, .cpu_usec = 1234, .prepare_usec = 4321, .block_size = BS,
         };
         struct fixture f;
         struct capture c;
@@ -418,6 +418,7 @@ static void test_batch_records(void **state) {
         assert_field(&p[0], "MEMONLINE_MAX_USEC", "1000");
         assert_field(&p[0], "MEMONLINE_LATENCY_USEC", "1500000");
         assert_field(&p[0], "MEMONLINE_CPU_USEC", "1234");
+        assert_field(&p[0], "MEMONLINE_PREPARE_USEC", "4321");
         assert_field(&p[0], "MEMONLINE_ALREADY_ONLINE", "1");
         assert_field(&p[0], "MEMONLINE_NOT_ATTEMPTED", "1");
         assert_field(&p[0], "MEMONLINE_DEVICE", "dax0.0,dax1.0");

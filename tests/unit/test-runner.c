@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The runner across jobs on a fake tree: it keeps the topology between
+ * batches, reads only the blocks a batch's events name, counts its own
+ * writes, and reads everything again when blocks went offline.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "fake-tree.h"
+#include "runner.h"
+#include "util.h"
+
+struct fixture {
+        char *root;
+        struct reporter rep;
+        atomic_bool stop;
+        struct runner runner;
+        char *out;
+        size_t out_len;
+        FILE *out_f, *err_f;
+};
+
+static int setup(void **state) {
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        f->root = fake_tree_new();
+        fake_standard_machine(f->root);
+        f->out_f = open_memstream(&f->out, &f->out_len);
+        f->err_f = fopen("/dev/null", "we");
+        assert_non_null(f->out_f);
+        assert_non_null(f->err_f);
+        reporter_init(&f->rep, LOG_TARGET_CONSOLE);
+        f->rep.out = f->out_f;
+        f->rep.err = f->err_f;
+        f->runner = (struct runner) { .sysfs_root = f->root, .reporter = &f->rep, .stop = &f->stop };
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct fixture *f = *state;
+
+        runner_done(&f->runner);
+        fclose(f->out_f);
+        fclose(f->err_f);
+        free(f->out);
+        fake_tree_free(f->root);
+        free(f);
+        return 0;
+}
+
+static struct policy *policy_from(const struct fixture *f, const char *text) {
+        struct policy_error e = {};
+        struct policy *p = NULL;
+        _cleanup_free_ char *path = NULL;
+
+        fake_write(f->root, "policy.conf", "%s", text);
+        assert_true(asprintf(&path, "%s/policy.conf", f->root) > 0);
+        if (policy_load(path, &p, &e) < 0)
+                fail_msg("%s:%u: %s", e.file, e.line, e.reason);
+        return p;
+}
+
+/* Movable memory up to the size of each node's kernel memory. */
+#define RATIO_100 "[zones]\ndefault = online_movable\nmovable_ratio = 100\nratio_per_node = yes\n"
+
+/* Run one batch of add events (and online events), as the daemon's runner thread does. */
+static void run_batch(struct fixture *f, struct policy *p, uint64_t first, uint64_t count,
+                      const uint64_t *touched, size_t n_touched, bool reload) {
+        struct job j = {
+                .trigger = "udev",
+                .policy = p,
+                .n_ids = count,
+                .reload_topology = reload,
+                .n_touched = n_touched,
+        };
+
+        j.ids = calloc(count, sizeof(uint64_t));
+        assert_non_null(j.ids);
+        for (uint64_t i = 0; i < count; i++)
+                j.ids[i] = first + i;
+        if (n_touched > 0) {
+                j.touched = malloc(n_touched * sizeof(uint64_t));
+                assert_non_null(j.touched);
+                memcpy(j.touched, touched, n_touched * sizeof(uint64_t));
+        }
+        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        assert_int_equal(j.failed, 0);
+        free(j.ids);
+        free(j.touched);
+}
+
+static void assert_state(const struct fixture *f, uint64_t id, const char *want) {
+        char rel[128];
+        _cleanup_free_ char *got = NULL;
+
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) id);
+        got = fake_read(f->root, rel);
+        assert_non_null(got);
+        if (!streq(got, want))
+                fail_msg("memory%llu: state %s, want %s", (unsigned long long) id, got, want);
+}
+
+/* What the kernel shows once it onlined a block into a zone. */
+static void kernel_onlined(const struct fixture *f, uint64_t id, const char *zone) {
+        char rel[128];
+
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) id);
+        fake_write(f->root, rel, "online\n");
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/valid_zones", (unsigned long long) id);
+        fake_write(f->root, rel, "%s\n", zone);
+}
+
+/* The second batch uses the kept topology, reads only its own blocks and counts the first batch's writes. */
+static void test_topology_kept(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, RATIO_100);
+        struct topology *kept;
+
+        fake_add_blocks(f->root, 32, 10, 1, "offline", "Movable Normal");
+        run_batch(f, p, 32, 6, NULL, 0, false);
+        for (uint64_t id = 32; id < 38; id++)
+                assert_state(f, id, "online_movable");
+        kept = f->runner.topology;
+        assert_non_null(kept);
+
+        /* A boot block that cannot be read now: a full pass would drop it from node 1's kernel total. */
+        fake_unlink(f->root, "devices/system/memory/memory9/state");
+        fake_mkdir(f->root, "devices/system/memory/memory9/state");
+
+        /* Node 1 has 8 blocks of kernel memory and 6 movable: room for 2 more. */
+        run_batch(f, p, 38, 4, NULL, 0, false);
+        assert_ptr_equal(f->runner.topology, kept);
+        assert_non_null(topology_block(kept, 9));
+        assert_state(f, 38, "online_movable");
+        assert_state(f, 39, "online_movable");
+        assert_state(f, 40, "online_kernel");
+        assert_state(f, 41, "online_kernel");
+        assert_int_equal(topology_node(kept, 1)->movable_bytes, 8 * (128ULL << 20));
+        assert_int_equal(topology_node(kept, 1)->kernel_bytes, 10 * (128ULL << 20));
+        assert_non_null(strstr(f->out, "MEMONLINE_PREPARE_USEC="));
+}
+
+/* Another agent's onlines come as online events: the next batch counts them. */
+static void test_touched_blocks(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *skip = policy_from(f, RATIO_100 "[node 1]\nzone = skip\n");
+        _cleanup_policy_ struct policy *p = policy_from(f, RATIO_100);
+        const uint64_t others[] = { 50, 51, 52, 53, 54, 55, 32 };
+
+        fake_add_blocks(f->root, 50, 6, 1, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 32, 1, 0, "offline", "Movable Normal");
+        run_batch(f, skip, 50, 6, NULL, 0, false);
+        assert_state(f, 50, "offline");
+        run_batch(f, skip, 32, 1, NULL, 0, false);
+        assert_state(f, 32, "online_movable");
+
+        /* An admin onlines the skipped blocks by hand; 32 is our own write's event. */
+        for (uint64_t id = 50; id < 56; id++)
+                kernel_onlined(f, id, "Movable");
+        fake_add_blocks(f->root, 60, 3, 1, "offline", "Movable Normal");
+        run_batch(f, p, 60, 3, others, ELEMENTSOF(others), false);
+        assert_state(f, 60, "online_movable");
+        assert_state(f, 61, "online_movable");
+        assert_state(f, 62, "online_kernel");
+        /* Our own write was not read again (the fake file still says what we wrote). */
+        assert_int_equal(topology_block(f->runner.topology, 32)->state, BLOCK_STATE_ONLINE);
+}
+
+/* Blocks went offline (an offline event): the next batch reads every block again. */
+static void test_reload_after_offline(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, RATIO_100);
+        struct topology *kept;
+
+        fake_add_blocks(f->root, 32, 1, 1, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 60, 2, 1, "offline", "Movable Normal");
+        run_batch(f, p, 32, 1, NULL, 0, false);
+        kept = f->runner.topology;
+        assert_non_null(kept);
+
+        /* Node 1's kernel memory goes offline: no room for movable memory there any more. */
+        for (uint64_t id = 8; id < 16; id++) {
+                char rel[128];
+
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) id);
+                fake_write(f->root, rel, "offline\n");
+        }
+        run_batch(f, p, 60, 2, NULL, 0, true);
+        assert_state(f, 60, "online_kernel");
+        assert_state(f, 61, "online_kernel");
+        assert_int_equal(topology_node(f->runner.topology, 1)->movable_bytes, 0);
+}
+
+/* A rescan (no ids) always reads everything. */
+static void test_rescan_reloads(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, RATIO_100);
+        struct job j = { .trigger = "rescan" };
+
+        j.policy = p;
+        fake_add_blocks(f->root, 32, 1, 1, "offline", "Movable Normal");
+        run_batch(f, p, 32, 1, NULL, 0, false);
+        kernel_onlined(f, 32, "Movable");
+        fake_add_blocks(f->root, 33, 1, 1, "offline", "Movable Normal");
+        fake_write(f->root, "devices/system/memory/memory8/state", "offline\n");
+        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        assert_int_equal(j.onlined, 2);        /* 33 and the boot block 8 */
+        assert_state(f, 33, "online_movable");
+        assert_int_equal(topology_block(f->runner.topology, 8)->state, BLOCK_STATE_ONLINE);
+        assert_int_equal(topology_node(f->runner.topology, 1)->movable_bytes, 2 * (128ULL << 20));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_touched_blocks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_reload_after_offline, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rescan_reloads, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/param.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include "cpuset.h"
 #include "online.h"
@@ -82,6 +84,7 @@ struct run {
         unsigned write_run;
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
+        bool regular_files;             /* a test tree, not sysfs: a write must replace the contents */
 };
 
 /* One thread: one CPU of one group. Everything here is owned by the thread until join. */
@@ -151,8 +154,8 @@ static int open_state(const char *root, uint64_t id, int *ret_fd) {
         r = sysfs_path(&path, root, "devices/system/memory/memory%" PRIu64 "/state", id);
         if (r < 0)
                 return r;
-        /* O_TRUNC is ignored by sysfs and keeps fake trees (regular files) exact. */
-        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        /* One open for the state check and the write. */
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         *ret_fd = fd;
@@ -161,31 +164,48 @@ static int open_state(const char *root, uint64_t id, int *ret_fd) {
 
 static int write_state(const struct run *run, uint64_t id, int fd, const char *value) {
         const struct online_ops *ops = run->req->ops;
+        int r;
 
         if (ops)
                 return ops->write_state(ops->userdata, run->req->sysfs_root, id, value);
 
         /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
-        return sysfs_write_fd(fd, value);
+        r = sysfs_write_fd(fd, value);
+        if (r == 0 && run->regular_files && ftruncate(fd, (off_t) strlen(value)) < 0)
+                return -errno;
+        return r;
 }
 
-static int read_state(const struct run *run, uint64_t id, enum block_state *ret) {
+/* The block's state now, through its open state file. */
+static int read_state(const struct run *run, uint64_t id, int fd, enum block_state *ret) {
         const struct online_ops *ops = run->req->ops;
-        _cleanup_free_ char *rel = NULL, *value = NULL;
-        int r;
+        char buf[32];
+        ssize_t n;
 
         if (ops) {
                 if (!ops->read_state)
                         return -EOPNOTSUPP;
                 return ops->read_state(ops->userdata, run->req->sysfs_root, id, ret);
         }
-        if (asprintf(&rel, "devices/system/memory/memory%" PRIu64 "/state", id) < 0)
-                return -ENOMEM;
-        r = sysfs_read(run->req->sysfs_root, rel, &value);
-        if (r < 0)
-                return r;
-        *ret = block_state_from_string(value);
+        do
+                n = pread(fd, buf, sizeof(buf) - 1, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        *ret = block_state_from_string(buf);
         return 0;
+}
+
+/* sysfs or a test tree of regular files (--sysfs-root)? */
+static bool tree_is_sysfs(const char *root) {
+        _cleanup_free_ char *path = NULL;
+        struct statfs sfs;
+
+        if (sysfs_path(&path, root, "devices/system/memory") < 0 || statfs(path, &sfs) < 0)
+                return true;
+        return sfs.f_type == SYSFS_MAGIC;
 }
 
 static void slot_take(struct worker *w) {
@@ -207,6 +227,8 @@ static void slot_drop(struct worker *w) {
 static void online_one(struct worker *w, const struct plan_item *item, struct block_result *br) {
         struct run *run = w->run;
         _cleanup_close_ int fd = -1;
+        enum block_state st;
+        bool fell_back = false;
         const char *value;
         int r;
 
@@ -220,10 +242,23 @@ static void online_one(struct worker *w, const struct plan_item *item, struct bl
         /* Prepared before our turn: the slot is only held for the write itself. */
         if (!run->req->ops) {
                 r = open_state(run->req->sysfs_root, br->id, &fd);
+                if (r == -ENOENT) {
+                        br->skipped = true;     /* removed again since its add event */
+                        return;
+                }
                 if (r < 0) {
                         br->error = r;
                         return;
                 }
+        }
+        /*
+         * Only offline blocks are written. The batch trusts add events; the
+         * state is checked here, just before the write, where it costs no
+         * extra open. A failed read leaves the verdict to the write.
+         */
+        if (read_state(run, br->id, fd, &st) >= 0 && st != BLOCK_STATE_OFFLINE) {
+                br->skipped = true;
+                return;
         }
 
         for (;;) {
@@ -261,13 +296,23 @@ static void online_one(struct worker *w, const struct plan_item *item, struct bl
                         sleep_msec(backoff_for(run, br->attempts));
                         continue;
                 }
-                if (r == -EINVAL) {
-                        enum block_state st;
-
+                if (r == -EINVAL && read_state(run, br->id, fd, &st) >= 0) {
                         /* The kernel says EINVAL for "already online": someone else won the race. */
-                        if (read_state(run, br->id, &st) >= 0 && st == BLOCK_STATE_ONLINE) {
+                        if (st == BLOCK_STATE_ONLINE) {
                                 br->error = 0;
                                 br->already_online = true;
+                                return;
+                        }
+                        /*
+                         * Still offline: the zone asked for is not valid for this
+                         * block (valid_zones, not read up front). Like the planner
+                         * with valid_zones at hand, fall back to the kernel's choice.
+                         */
+                        if (st == BLOCK_STATE_OFFLINE && !fell_back && item->zone != ZONE_ONLINE) {
+                                fell_back = true;
+                                br->zone = ZONE_ONLINE;
+                                value = zone_to_string(ZONE_ONLINE);
+                                continue;
                         }
                 }
                 return;
@@ -332,7 +377,7 @@ static void group_finish(struct online_result *res, size_t gi, size_t first, siz
 
                 if (br->attempts > 0)
                         gr->zones_used |= 1U << br->zone;
-                if (br->not_attempted)
+                if (br->not_attempted || br->skipped)
                         continue;
                 if (br->error != 0) {
                         gr->failed++;
@@ -403,6 +448,7 @@ int online_run(const struct online_request *req, struct online_result **ret) {
 
         run = (struct run) {
                 .req = req,
+                .regular_files = !req->ops && !tree_is_sysfs(req->sysfs_root),
                 .res = res,
                 .arbiter.limit = 1,
                 .write_run = req->write_run > 0 ? req->write_run : ONLINE_WRITE_RUN,

@@ -33,6 +33,7 @@ struct block_result {
         int cpu;                        /* sched_getcpu() at the write, -1 unknown */
         unsigned attempts;              /* writes issued (1 = first try) */
         bool already_online;            /* EINVAL but state says online: another agent did it */
+        bool skipped;                   /* not offline (or gone) when its turn came: not written */
         bool not_attempted;             /* stopped before its turn (SIGTERM) */
         uint64_t usec;                  /* the successful write's duration */
         uint64_t done_usec;             /* CLOCK_MONOTONIC when it finished */

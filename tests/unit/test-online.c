@@ -77,6 +77,8 @@ struct sblock {
         int errs[S_ERRS];               /* returned by the first n_errs writes */
         size_t n_errs;
         enum block_state state;         /* what read_state reports */
+        bool online_on_einval;          /* another agent onlines it as our write fails */
+        unsigned reads;
         unsigned calls;
         char written[32];
 };
@@ -125,7 +127,8 @@ static int s_write(void *userdata, const char *root, uint64_t id, const char *va
         if (r == 0) {
                 snprintf(b->written, sizeof(b->written), "%s", value);
                 b->state = BLOCK_STATE_ONLINE;
-        }
+        } else if (r == -EINVAL && b->online_on_einval)
+                b->state = BLOCK_STATE_ONLINE;
         if (s->stop && s->stop_after > 0 && s->total_calls == s->stop_after)
                 atomic_store(s->stop, true);
         pthread_mutex_unlock(&s->lock);
@@ -145,6 +148,7 @@ static int s_read(void *userdata, const char *root, uint64_t id, enum block_stat
         assert_true(id < S_BLOCKS);
         pthread_mutex_lock(&s->lock);
         *ret = s->b[id].state;
+        s->b[id].reads++;
         pthread_mutex_unlock(&s->lock);
         return 0;
 }
@@ -229,9 +233,10 @@ static void test_fake_tree(void **state) {
                 assert_true(res->blocks[i].done_usec > 0);
                 assert_false(res->blocks[i].not_attempted);
         }
-        /* The vanished block: open fails, no write was issued, not retried. */
+        /* The vanished block (removed since its add event): skipped, no write, no failure. */
         assert_int_equal(res->blocks[8].id, 24);
-        assert_int_equal(res->blocks[8].error, -ENOENT);
+        assert_int_equal(res->blocks[8].error, 0);
+        assert_true(res->blocks[8].skipped);
         assert_int_equal(res->blocks[8].attempts, 0);
 
         assert_int_equal(res->groups[0].node, 0);
@@ -243,9 +248,9 @@ static void test_fake_tree(void **state) {
         assert_non_null(res->groups[0].cpus_used);
         assert_true(strlen(res->groups[0].cpus_used) > 0);
         assert_int_equal(res->groups[1].blocks, 4);
-        assert_int_equal(res->groups[1].failed, 1);
+        assert_int_equal(res->groups[1].failed, 0);
         assert_int_equal(res->groups[1].zones_used, 1U << ZONE_ONLINE);
-        assert_int_equal(res->failed, 1);
+        assert_int_equal(res->failed, 0);
         assert_int_equal(res->bytes, 8 * (128ULL << 20));
         assert_true(res->start_usec > 0 && res->start_usec <= res->end_usec);
         assert_false(res->pin_failed);
@@ -309,10 +314,10 @@ static void test_einval(void **state) {
         _cleanup_online_result_ struct online_result *res = NULL;
 
         script_init(&s);
-        /* Block 1: someone else onlined it. Block 2: really invalid. */
+        /* Block 1: someone else onlined it as we wrote. Block 2: invalid in any zone. */
         script_errs(&s, 1, 1, -EINVAL);
-        s.b[1].state = BLOCK_STATE_ONLINE;
-        script_errs(&s, 2, 1, -EINVAL);
+        s.b[1].online_on_einval = true;
+        script_errs(&s, 2, 2, -EINVAL, -EINVAL);
         tplan_group(&t, 0, cpu, 1, 1, 2, ZONE_KERNEL);
         res = run_script(&t, &s, &p, NULL);
 
@@ -321,12 +326,69 @@ static void test_einval(void **state) {
         assert_int_equal(res->blocks[0].attempts, 1);
         assert_int_equal(res->blocks[1].error, -EINVAL);
         assert_false(res->blocks[1].already_online);
-        assert_int_equal(res->blocks[1].attempts, 1);
+        /* online_kernel, then the kernel's own choice once; no more. */
+        assert_int_equal(res->blocks[1].attempts, 2);
+        assert_int_equal(s.b[2].calls, 2);
         /* Already-online blocks are neither ours nor failures. */
         assert_int_equal(res->groups[0].blocks, 0);
         assert_int_equal(res->groups[0].failed, 1);
         assert_int_equal(res->groups[0].n_lat, 0);
         assert_int_equal(res->bytes, 0);
+}
+
+/* The zone asked for is not valid (valid_zones is not read up front): the kernel's choice instead. */
+static void test_zone_fallback(void **state) {
+        struct tplan t = {};
+        const int cpu[] = { -1 };
+        struct policy p = test_policy(1, 5);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        script_errs(&s, 1, 1, -EINVAL);
+        script_errs(&s, 3, 1, -EINVAL);
+        tplan_group(&t, 0, cpu, 1, 1, 2, ZONE_MOVABLE);
+        tplan_group(&t, 1, cpu, 1, 3, 1, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->blocks[0].error, 0);
+        assert_int_equal(res->blocks[0].attempts, 2);
+        assert_int_equal(res->blocks[0].zone, ZONE_ONLINE);
+        assert_string_equal(s.b[1].written, "online");
+        assert_string_equal(s.b[2].written, "online_movable");
+        assert_int_equal(res->groups[0].blocks, 2);
+        assert_int_equal(res->groups[0].zones_used, (1U << ZONE_ONLINE) | (1U << ZONE_MOVABLE));
+        /* "online" itself refused: nothing to fall back to. */
+        assert_int_equal(res->blocks[2].error, -EINVAL);
+        assert_int_equal(res->blocks[2].attempts, 1);
+        assert_int_equal(res->groups[1].failed, 1);
+}
+
+/* Blocks are checked at their turn: online (or going offline) ones are not written and not counted. */
+static void test_not_offline_skipped(void **state) {
+        struct tplan t = {};
+        const int cpu[] = { -1 };
+        struct policy p = test_policy(1, 5);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        s.b[2].state = BLOCK_STATE_ONLINE;
+        s.b[3].state = BLOCK_STATE_GOING_OFFLINE;
+        tplan_group(&t, 0, cpu, 1, 1, 4, ZONE_MOVABLE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_true(res->blocks[1].skipped);
+        assert_true(res->blocks[2].skipped);
+        assert_int_equal(s.b[2].calls, 0);
+        assert_int_equal(s.b[3].calls, 0);
+        assert_int_equal(res->blocks[1].attempts, 0);
+        assert_int_equal(res->blocks[1].error, 0);
+        assert_false(res->blocks[0].skipped);
+        assert_int_equal(s.b[1].reads, 1);     /* one check, before the write */
+        assert_int_equal(res->groups[0].blocks, 2);
+        assert_int_equal(res->groups[0].failed, 0);
+        assert_int_equal(res->bytes, 2 * (128ULL << 20));
 }
 
 static void test_enoent(void **state) {
@@ -652,6 +714,8 @@ int main(void) {
                 cmocka_unit_test(test_ebusy_then_success),
                 cmocka_unit_test(test_eagain_exhausted),
                 cmocka_unit_test(test_einval),
+                cmocka_unit_test(test_zone_fallback),
+                cmocka_unit_test(test_not_offline_skipped),
                 cmocka_unit_test(test_enoent),
                 cmocka_unit_test(test_mixed_groups),
                 cmocka_unit_test(test_limit_1),

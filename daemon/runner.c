@@ -39,38 +39,48 @@ uint64_t cpu_time_usec(void) {
 }
 
 /*
- * The nodeX link of a new block appears after its add event. Wait a
- * little for all unresolved blocks together, then fall back to the span
- * of block ids each node already has.
+ * The nodeX link of a new block appears after its add event (the kernel
+ * links a whole added range at the end of the add). Wait a little for all
+ * unresolved blocks together, one listing per node each round, then fall
+ * back to the span of block ids each node already has.
  */
 static void resolve_nodes(struct runner *c, const struct policy *p, const struct topology *t,
                           struct block_set *set) {
         uint64_t deadline = now_usec() + (uint64_t) p->node_link_wait_ms * USEC_PER_MSEC;
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_free_ int *nodes = NULL;
+        size_t *index = NULL;
 
         for (;;) {
                 size_t missing = 0;
 
-                for (size_t i = 0; i < set->n; i++) {
-                        struct mem_block *b = &set->blocks[i];
-                        struct mem_block fresh;
-
-                        if (b->node != NODE_NONE)
-                                continue;
-                        if (block_read(c->sysfs_root, t->block_size, b->id, &fresh) == 0) {
-                                /* valid_zones is only read once the node is known (see block_read). */
-                                if (fresh.node != NODE_NONE) {
-                                        b->node = fresh.node;
-                                        b->valid_zones = fresh.valid_zones;
-                                }
-                                mem_block_done(&fresh);
-                        }
-                        if (b->node == NODE_NONE)
+                for (size_t i = 0; i < set->n; i++)
+                        if (set->blocks[i].node == NODE_NONE)
                                 missing++;
+                if (missing == 0)
+                        break;
+                if (!ids) {
+                        ids = calloc(missing, sizeof(*ids));
+                        nodes = calloc(missing, sizeof(*nodes));
+                        index = calloc(missing, sizeof(*index));
+                        if (!ids || !nodes || !index)
+                                break;  /* the span fallback below still runs */
                 }
-                if (missing == 0 || now_usec() >= deadline || atomic_load(c->stop))
+                missing = 0;
+                for (size_t i = 0; i < set->n; i++)
+                        if (set->blocks[i].node == NODE_NONE) {
+                                index[missing] = i;
+                                ids[missing++] = set->blocks[i].id;
+                        }
+                if (topology_read_links(t, ids, missing, nodes) < 0)
+                        break;
+                for (size_t k = 0; k < missing; k++)
+                        set->blocks[index[k]].node = nodes[k];
+                if (now_usec() >= deadline || atomic_load(c->stop))
                         break;
                 usleep(NODE_LINK_POLL_USEC);
         }
+        free(index);
 
         for (size_t i = 0; i < set->n; i++) {
                 struct mem_block *b = &set->blocks[i];
@@ -98,21 +108,26 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
 
 /*
  * Append block id to set if offline. The state and node link come from
- * the topology, read moments ago; a block it did not see (added since)
- * is read in full. 1 appended, 0 not offline, -errno.
+ * the topology, read (or, for add events, trusted) moments ago; a block
+ * it did not see is read in full. valid_zones only with read_zones: the
+ * writer falls back to the kernel's zone when the one asked for is not
+ * valid. 1 appended, 0 not offline, -errno.
  */
 static int append_if_offline(const struct runner *c, const struct topology *t, uint64_t id, uint64_t event_usec,
-                             struct block_set *set) {
+                             bool read_zones, struct block_set *set) {
         const struct topo_block *tb = topology_block(t, id);
         struct mem_block b;
-        int r;
+        int r = 0;
 
         if (tb && tb->state != BLOCK_STATE_OFFLINE)
                 return 0;
-        if (tb)
+        if (!tb)
+                r = block_read(c->sysfs_root, t->block_size, id, &b);
+        else if (read_zones)
                 r = block_read_known(c->sysfs_root, t->block_size, id, tb->state, tb->node, &b);
         else
-                r = block_read(c->sysfs_root, t->block_size, id, &b);
+                b = (struct mem_block) { .id = id, .phys_start = id * t->block_size, .state = tb->state,
+                                         .node = tb->node, .region = -1 };
         if (r < 0)
                 return r;
         if (b.state != BLOCK_STATE_OFFLINE) {
@@ -134,7 +149,7 @@ static int collect_blocks(struct runner *c, const struct job *j, const struct to
 
         if (!j->ids) {
                 for (size_t i = 0; i < t->n_blocks; i++) {
-                        r = append_if_offline(c, t, t->blocks[i].id, 0, set);
+                        r = append_if_offline(c, t, t->blocks[i].id, 0, true, set);
                         if (r == -ENOMEM)
                                 return r;
                         /* Gone or unreadable since the topology read it: the next rescan sees it again. */
@@ -146,7 +161,7 @@ static int collect_blocks(struct runner *c, const struct job *j, const struct to
         }
 
         for (size_t i = 0; i < j->n_ids; i++) {
-                r = append_if_offline(c, t, j->ids[i], j->first_event_usec, set);
+                r = append_if_offline(c, t, j->ids[i], j->first_event_usec, c->dry_run, set);
                 if (r == -ENOMEM)
                         return r;
                 if (r == -ENOENT)
@@ -185,7 +200,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         _cleanup_online_result_ struct online_result *res = NULL;
         struct online_request req;
         struct batch_info info;
-        size_t ratio_guarded;
+        size_t ratio_guarded, n_skipped = 0;
         uint64_t first_guarded;
         int r;
 
@@ -234,6 +249,12 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         }
         warn_pin_failure(c, res);
 
+        for (size_t i = 0; i < res->n_blocks; i++)
+                if (res->blocks[i].skipped)
+                        n_skipped++;
+        if (n_skipped == res->n_blocks)
+                return 0;       /* all online (another agent's) or gone by their turn: nothing to report */
+
         info = (struct batch_info) {
                 .trigger = trigger,
                 .first_event_usec = first_event_usec,
@@ -248,6 +269,8 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         for (size_t i = 0; i < res->n_blocks; i++) {
                 const struct block_result *b = &res->blocks[i];
 
+                if (b->skipped)
+                        continue;
                 if (b->not_attempted)
                         j->not_attempted++;
                 else if (b->error < 0)
@@ -255,7 +278,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 else {
                         j->onlined++;
                         /* Another agent's online leaves the zone to be read. */
-                        topology_set_online(t, b->id, b->already_online ? ZONE_ONLINE : b->zone);
+                        topology_set_online(t, b->id, b->node, b->already_online ? ZONE_ONLINE : b->zone);
                 }
         }
         j->bytes += res->bytes;
@@ -317,7 +340,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                         for (size_t k = 0; now && k < now->n_ranges; k++)
                                 for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
                                      a < now->ranges[k].end; a += t->block_size)
-                                        (void) append_if_offline(c, t, a / t->block_size, 0, &set);
+                                        (void) append_if_offline(c, t, a / t->block_size, 0, true, &set);
                         resolve_nodes(c, j->policy, t, &set);
                         (void) pmem_attribute_blocks(&after, t->block_size, &set);
                         (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &clock, &res);
@@ -346,9 +369,9 @@ static int job_topology(struct runner *c, const struct job *j, struct topology *
         int r;
 
         if (c->topology && j->ids && !j->reload_topology) {
-                r = topology_refresh(c->topology, j->ids, j->n_ids, false);
+                r = topology_refresh(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW);
                 if (r >= 0)
-                        r = topology_refresh(c->topology, j->touched, j->n_touched, true);
+                        r = topology_refresh(c->topology, j->touched, j->n_touched, TOPO_REFRESH_SKIP_ONLINE);
                 if (r >= 0) {
                         *ret = c->topology;
                         return 0;

@@ -638,7 +638,7 @@ static void remove_block(struct topology *t, struct topo_block *b) {
         t->n_blocks--;
 }
 
-int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, bool skip_online) {
+int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags) {
         _cleanup_free_ char *signature = NULL;
         _cleanup_free_ uint64_t *sorted = NULL;
         _cleanup_free_ struct block_node *map = NULL;
@@ -664,7 +664,7 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, bool ski
         for (size_t i = 0; i < n; i++) {
                 const struct topo_block *b = topology_block(t, ids[i]);
 
-                if (!(skip_online && b && b->state == BLOCK_STATE_ONLINE))
+                if (!((flags & TOPO_REFRESH_SKIP_ONLINE) && b && b->state == BLOCK_STATE_ONLINE))
                         sorted[n_sorted++] = ids[i];
         }
         if (n_sorted == 0)
@@ -685,6 +685,12 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, bool ski
 
                 if (i > 0 && sorted[i] == sorted[i - 1])
                         continue;
+                if (!old && (flags & TOPO_REFRESH_TRUST_NEW)) {
+                        fresh.state = BLOCK_STATE_OFFLINE;
+                        add[n_add++] = fresh;
+                        span_block(t, &fresh);
+                        continue;
+                }
                 r = read_block_attr(t, fresh.id, "state", &state);
                 if (r == -ENOMEM)
                         return r;
@@ -720,12 +726,34 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, bool ski
         return t->stale ? -ESTALE : 0;
 }
 
-void topology_set_online(struct topology *t, uint64_t id, enum zone written) {
+int topology_read_links(const struct topology *t, const uint64_t *ids, size_t n, int *ret_nodes) {
+        _cleanup_free_ struct block_node *map = NULL;
+        size_t n_map;
+        int r;
+
+        if (!t || (n > 0 && (!ids || !ret_nodes)))
+                return -EINVAL;
+        if (n == 0)
+                return 0;
+        r = load_block_nodes(t, &map, &n_map);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                const struct block_node *link = find_block_node(map, n_map, ids[i]);
+
+                ret_nodes[i] = link ? link->node : NODE_NONE;
+        }
+        return 0;
+}
+
+void topology_set_online(struct topology *t, uint64_t id, int node, enum zone written) {
         struct topo_block *b = (struct topo_block *) topology_block(t, id);
 
         if (!b)
                 return;
         count_block(t, b, -1);
+        if (b->node == NODE_NONE)
+                b->node = node;
         b->state = BLOCK_STATE_ONLINE;
         b->zone = written == ZONE_MOVABLE ? TOPO_ZONE_MOVABLE :
                   written == ZONE_KERNEL ? TOPO_ZONE_KERNEL : TOPO_ZONE_UNKNOWN;

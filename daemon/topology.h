@@ -75,21 +75,35 @@ const struct topo_node *topology_node(const struct topology *t, int node_id);
 /* The block as topology_load() read it, or NULL if it did not exist or was unreadable then. */
 const struct topo_block *topology_block(const struct topology *t, uint64_t id);
 
+/* How topology_refresh() treats the blocks it is given. */
+enum {
+        /* Blocks the table has online are not read: our own writes' online events. */
+        TOPO_REFRESH_SKIP_ONLINE = 1 << 0,
+        /*
+         * Blocks the table does not have are new (add events): taken as
+         * offline without reading; the writer checks the state at its write.
+         */
+        TOPO_REFRESH_TRUST_NEW = 1 << 1,
+};
+
 /*
  * Keep a loaded topology current without reading every block again: read
  * only the given blocks (state, node link, zone if online) and adjust the
- * zone totals and spans. With skip_online, blocks the table already has
- * online are not read (our own writes' online events). -ESTALE when
- * nodes or CPUs came or went, or a CPU-less node got its first memory
- * (its HMAT initiators appear then): load it again.
+ * zone totals and spans. -ESTALE when nodes or CPUs came or went, or a
+ * CPU-less node got its first memory (its HMAT initiators appear then):
+ * load it again.
  */
-int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, bool skip_online);
+int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags);
+
+/* The node links of the given blocks as they are now (NODE_NONE: none yet), one listing per node. */
+int topology_read_links(const struct topology *t, const uint64_t *ids, size_t n, int *ret_nodes);
 
 /*
- * Record a write that onlined the block. ZONE_ONLINE (the kernel chose)
- * leaves the zone unknown until topology_read_zones().
+ * Record a write that onlined the block, on node (kept if the table has
+ * no node for it yet). ZONE_ONLINE (the kernel chose) leaves the zone
+ * unknown until topology_read_zones().
  */
-void topology_set_online(struct topology *t, uint64_t id, enum zone written);
+void topology_set_online(struct topology *t, uint64_t id, int node, enum zone written);
 
 /* Read valid_zones of online blocks whose zone is unknown, so the zone totals are exact. */
 int topology_read_zones(struct topology *t);

@@ -601,7 +601,7 @@ static void test_refresh_blocks(void **state) {
         fake_add_block(root, 21, 1, "offline", "Movable");
         fake_add_block(root, 22, 1, "online", "Movable");       /* another agent onlined it */
         fake_add_block(root, 23, -1, "offline", "Normal");      /* no link yet */
-        assert_int_equal(topology_refresh(t, first, ELEMENTSOF(first), false), 0);
+        assert_int_equal(topology_refresh(t, first, ELEMENTSOF(first), 0), 0);
 
         assert_int_equal(t->n_blocks, 16 + 4);
         for (size_t i = 1; i < t->n_blocks; i++)
@@ -621,7 +621,7 @@ static void test_refresh_blocks(void **state) {
         fake_remove_block(root, 21, 1);
         fake_write(root, "devices/system/memory/memory20/state", "online\n");
         fake_write(root, "devices/system/memory/memory20/valid_zones", "Movable\n");
-        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 20, 21 }, 2, false), 0);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 20, 21 }, 2, 0), 0);
         assert_null(topology_block(t, 21));
         assert_int_equal(t->n_blocks, 16 + 3);
         assert_int_equal(topology_block(t, 20)->state, BLOCK_STATE_ONLINE);
@@ -629,16 +629,28 @@ static void test_refresh_blocks(void **state) {
 
         /* Online events for blocks the table has online are our own writes: not read. */
         fake_write(root, "devices/system/memory/memory22/state", "offline\n");
-        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 22 }, 1, true), 0);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 22 }, 1, TOPO_REFRESH_SKIP_ONLINE), 0);
         assert_int_equal(topology_block(t, 22)->state, BLOCK_STATE_ONLINE);
         assert_int_equal(n1->movable_bytes, 2 * BS);
-        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 22 }, 1, false), 0);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 22 }, 1, 0), 0);
         assert_int_equal(topology_block(t, 22)->state, BLOCK_STATE_OFFLINE);
         assert_int_equal(n1->movable_bytes, BS);
 
+        /* New blocks from add events are taken as offline, unread; their links still count. */
+        fake_add_block(root, 30, 1, "online", "Movable");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 30 }, 1, TOPO_REFRESH_TRUST_NEW), 0);
+        assert_int_equal(topology_block(t, 30)->state, BLOCK_STATE_OFFLINE);
+        assert_int_equal(topology_block(t, 30)->node, 1);
+        assert_int_equal(n1->last_block, 30);
+        assert_int_equal(n1->movable_bytes, BS);
+        /* Blocks it has are read as before. */
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 30 }, 1, TOPO_REFRESH_TRUST_NEW), 0);
+        assert_int_equal(topology_block(t, 30)->state, BLOCK_STATE_ONLINE);
+        assert_int_equal(n1->movable_bytes, 2 * BS);
+
         /* Nothing to read is fine, and reads nothing. */
-        assert_int_equal(topology_refresh(t, NULL, 0, false), 0);
-        assert_int_equal(topology_refresh(t, NULL, 1, false), -EINVAL);
+        assert_int_equal(topology_refresh(t, NULL, 0, 0), 0);
+        assert_int_equal(topology_refresh(t, NULL, 1, 0), -EINVAL);
 }
 
 /* Our own writes update the totals without reading; "online" leaves the zone to read. */
@@ -653,16 +665,17 @@ static void test_set_online(void **state) {
         t = load(root);
         n1 = topology_node(t, 1);
 
-        topology_set_online(t, 20, ZONE_MOVABLE);
-        topology_set_online(t, 21, ZONE_KERNEL);
-        topology_set_online(t, 99, ZONE_KERNEL);        /* not in the table: nothing to do */
+        topology_set_online(t, 20, NODE_NONE, ZONE_MOVABLE);
+        topology_set_online(t, 21, NODE_NONE, ZONE_KERNEL);
+        topology_set_online(t, 99, NODE_NONE, ZONE_KERNEL);        /* not in the table: nothing to do */
+        assert_null(topology_block(t, 99));
         assert_int_equal(n1->movable_bytes, BS);
         assert_int_equal(n1->kernel_bytes, 9 * BS);
         /* Counted once, however often it is set. */
-        topology_set_online(t, 20, ZONE_MOVABLE);
+        topology_set_online(t, 20, NODE_NONE, ZONE_MOVABLE);
         assert_int_equal(n1->movable_bytes, BS);
 
-        topology_set_online(t, 22, ZONE_ONLINE);
+        topology_set_online(t, 22, NODE_NONE, ZONE_ONLINE);
         assert_int_equal(topology_block(t, 22)->state, BLOCK_STATE_ONLINE);
         assert_int_equal(topology_block(t, 22)->zone, TOPO_ZONE_UNKNOWN);
         assert_int_equal(n1->movable_bytes, BS);
@@ -676,6 +689,33 @@ static void test_set_online(void **state) {
         assert_false(t->stale);
 }
 
+/* Links of blocks named, as they are now; a block whose link came late gets it when onlined. */
+static void test_read_links(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = load(root);
+        const uint64_t ids[] = { 3, 12, 40, 41 };
+        int nodes[4];
+
+        fake_add_block(root, 40, 1, "offline", "Movable");
+        fake_add_block(root, 41, -1, "offline", "Movable");     /* link not made yet */
+        assert_int_equal(topology_read_links(t, ids, 4, nodes), 0);
+        assert_int_equal(nodes[0], 0);
+        assert_int_equal(nodes[1], 1);
+        assert_int_equal(nodes[2], 1);
+        assert_int_equal(nodes[3], NODE_NONE);
+        assert_int_equal(topology_read_links(t, NULL, 0, NULL), 0);
+        assert_int_equal(topology_read_links(t, NULL, 1, nodes), -EINVAL);
+
+        assert_int_equal(topology_refresh(t, ids + 3, 1, TOPO_REFRESH_TRUST_NEW), 0);
+        assert_int_equal(topology_block(t, 41)->node, NODE_NONE);
+        topology_set_online(t, 41, 1, ZONE_MOVABLE);
+        assert_int_equal(topology_block(t, 41)->node, 1);
+        assert_int_equal(topology_node(t, 1)->movable_bytes, BS);
+        /* A node it has stays. */
+        topology_set_online(t, 3, 1, ZONE_KERNEL);
+        assert_int_equal(topology_block(t, 3)->node, 0);
+}
+
 /* What only a full load sees: node and CPU hotplug, a CPU-less node's first memory. */
 static void test_refresh_stale(void **state) {
         const char *root = *state;
@@ -683,32 +723,32 @@ static void test_refresh_stale(void **state) {
         const uint64_t ids[] = { 40 };
 
         fake_add_block(root, 40, 1, "offline", "Movable");
-        assert_int_equal(topology_refresh(t, ids, 1, false), 0);
+        assert_int_equal(topology_refresh(t, ids, 1, 0), 0);
 
         fake_write(root, "devices/system/cpu/online", "0-6\n");
-        assert_int_equal(topology_refresh(t, ids, 1, false), -ESTALE);
-        assert_int_equal(topology_refresh(t, NULL, 0, true), -ESTALE);
+        assert_int_equal(topology_refresh(t, ids, 1, 0), -ESTALE);
+        assert_int_equal(topology_refresh(t, NULL, 0, TOPO_REFRESH_SKIP_ONLINE), -ESTALE);
         fake_write(root, "devices/system/cpu/online", "0-7\n");
-        assert_int_equal(topology_refresh(t, ids, 1, false), 0);
+        assert_int_equal(topology_refresh(t, ids, 1, 0), 0);
 
         fake_write(root, "devices/system/node/online", "0-3\n");
-        assert_int_equal(topology_refresh(t, ids, 1, false), -ESTALE);
+        assert_int_equal(topology_refresh(t, ids, 1, 0), -ESTALE);
         fake_write(root, "devices/system/node/online", "0-2\n");
-        assert_int_equal(topology_refresh(t, ids, 1, false), 0);
+        assert_int_equal(topology_refresh(t, ids, 1, 0), 0);
 
         /* Node 2 has no CPUs and no memory: its first online block brings HMAT initiators. */
         fake_add_block(root, 64, 2, "offline", "Movable");
-        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, false), 0);
-        topology_set_online(t, 64, ZONE_MOVABLE);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, 0), 0);
+        topology_set_online(t, 64, NODE_NONE, ZONE_MOVABLE);
         assert_true(t->stale);
-        assert_int_equal(topology_refresh(t, ids, 1, false), -ESTALE);
+        assert_int_equal(topology_refresh(t, ids, 1, 0), -ESTALE);
         topology_free(t);
         t = load(root);
         assert_false(t->stale);
 
         /* Another agent onlined node-2 memory: seen through its online event, and stale too. */
         fake_write(root, "devices/system/memory/memory64/state", "online\n");
-        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, true), -ESTALE);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, TOPO_REFRESH_SKIP_ONLINE), -ESTALE);
         assert_int_equal(topology_node(t, 2)->movable_bytes, BS);
 }
 
@@ -737,6 +777,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_refresh_blocks, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_stale, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_read_links, setup_standard, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,21 @@ struct run {
         bool regular_files;             /* a test tree, not sysfs: a write must replace the contents */
 };
 
+/* What a block's turn needs, made ready ahead of it: its state file open and its state read. */
+struct ready_block {
+        int fd;                         /* -1 when the open failed */
+        int error;                      /* the open's -errno, 0 if open */
+        int state_error;                /* the read's -errno, 0 if state is valid */
+        enum block_state state;
+};
+
+/*
+ * A worker's helper opens the state files of its next blocks and reads
+ * their state while the worker writes: the open (a cold kernfs lookup)
+ * then overlaps the kernel's onlining instead of sitting between two.
+ */
+#define PREFETCH_AHEAD 16
+
 /* One thread: one CPU of one group. Everything here is owned by the thread until join. */
 struct worker {
         struct run *run;
@@ -101,6 +116,14 @@ struct worker {
         uint64_t first_start, last_end; /* of this worker's writes, 0 if none */
         bool holding;                   /* owns a write slot between blocks */
         unsigned streak;                /* writes in the current hold */
+        /* The prefetcher, when it runs; ready[] and the counters are under pf_lock. */
+        struct ready_block *ready;      /* per item */
+        size_t n_ready;                 /* items [0, n_ready) are prepared */
+        size_t turn;                    /* the worker is at this item */
+        bool pf_quit, pf_started;
+        pthread_mutex_t pf_lock;
+        pthread_cond_t pf_cond;
+        pthread_t pf_thread;
 };
 
 static bool stopped(const struct run *run) {
@@ -223,10 +246,115 @@ static void slot_drop(struct worker *w) {
         w->holding = false;
 }
 
+static struct ready_block prepare_block(const struct run *run, uint64_t id) {
+        struct ready_block rb = { .fd = -1 };
+
+        if (!run->req->ops)
+                rb.error = open_state(run->req->sysfs_root, id, &rb.fd);
+        if (rb.error == 0)
+                rb.state_error = read_state(run, id, rb.fd, &rb.state);
+        return rb;
+}
+
+static void *prefetch_main(void *userdata) {
+        struct worker *w = userdata;
+
+        /* Item 0 was prepared by prefetch_start(). */
+        for (size_t i = 1; i < w->n_items; i++) {
+                uint64_t id = w->run->res->blocks[w->items[i]].id;
+                struct ready_block rb;
+                bool quit;
+
+                pthread_mutex_lock(&w->pf_lock);
+                while (!w->pf_quit && i >= w->turn + PREFETCH_AHEAD)
+                        pthread_cond_wait(&w->pf_cond, &w->pf_lock);
+                quit = w->pf_quit;
+                pthread_mutex_unlock(&w->pf_lock);
+                if (quit)
+                        break;
+
+                rb = prepare_block(w->run, id);
+
+                pthread_mutex_lock(&w->pf_lock);
+                w->ready[i] = rb;
+                w->n_ready = i + 1;
+                pthread_cond_signal(&w->pf_cond);
+                pthread_mutex_unlock(&w->pf_lock);
+        }
+        return NULL;
+}
+
+/* Start the helper; without one (tests' ops, no memory, no thread) the worker prepares inline. */
+static void prefetch_start(struct worker *w) {
+        pthread_attr_t attr;
+
+        if (w->run->req->ops || w->n_items < 2)
+                return;
+        w->ready = calloc(w->n_items, sizeof(*w->ready));
+        if (!w->ready)
+                return;
+        /* The first block is needed at once: no point waiting for the helper. */
+        w->ready[0] = prepare_block(w->run, w->run->res->blocks[w->items[0]].id);
+        w->n_ready = 1;
+        pthread_mutex_init(&w->pf_lock, NULL);
+        pthread_cond_init(&w->pf_cond, NULL);
+        pthread_attr_init(&attr);
+        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
+        /* Created before the worker pins itself: it may run on any CPU, in parallel. */
+        w->pf_started = pthread_create(&w->pf_thread, &attr, prefetch_main, w) == 0;
+        pthread_attr_destroy(&attr);
+        if (!w->pf_started) {
+                pthread_cond_destroy(&w->pf_cond);
+                pthread_mutex_destroy(&w->pf_lock);
+                if (w->ready[0].fd >= 0)
+                        close(w->ready[0].fd);
+                free(w->ready);
+                w->ready = NULL;
+                w->n_ready = 0;
+        }
+}
+
+/* Item i's prepared block: from the helper, or made now. */
+static struct ready_block take_ready(struct worker *w, size_t i) {
+        struct ready_block rb;
+
+        if (!w->pf_started)
+                return prepare_block(w->run, w->run->res->blocks[w->items[i]].id);
+        pthread_mutex_lock(&w->pf_lock);
+        while (w->n_ready <= i)
+                pthread_cond_wait(&w->pf_cond, &w->pf_lock);
+        rb = w->ready[i];
+        w->ready[i].fd = -1;
+        w->turn = i + 1;
+        pthread_cond_signal(&w->pf_cond);
+        pthread_mutex_unlock(&w->pf_lock);
+        return rb;
+}
+
+/* Stop the helper and close what it opened for blocks whose turn never came. */
+static void prefetch_stop(struct worker *w) {
+        if (!w->pf_started)
+                return;
+        pthread_mutex_lock(&w->pf_lock);
+        w->pf_quit = true;
+        pthread_cond_signal(&w->pf_cond);
+        pthread_mutex_unlock(&w->pf_lock);
+        pthread_join(w->pf_thread, NULL);
+        for (size_t i = 0; i < w->n_ready; i++)
+                if (w->ready[i].fd >= 0)
+                        close(w->ready[i].fd);
+        pthread_cond_destroy(&w->pf_cond);
+        pthread_mutex_destroy(&w->pf_lock);
+        free(w->ready);
+        w->ready = NULL;
+        w->pf_started = false;
+}
+
 /* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. */
-static void online_one(struct worker *w, const struct plan_item *item, struct block_result *br) {
+static void online_one(struct worker *w, const struct plan_item *item, struct ready_block rb,
+                       struct block_result *br) {
         struct run *run = w->run;
-        _cleanup_close_ int fd = -1;
+        _cleanup_close_ int fd = rb.fd;
         enum block_state st;
         bool fell_back = false;
         const char *value;
@@ -240,23 +368,20 @@ static void online_one(struct worker *w, const struct plan_item *item, struct bl
         }
 
         /* Prepared before our turn: the slot is only held for the write itself. */
-        if (!run->req->ops) {
-                r = open_state(run->req->sysfs_root, br->id, &fd);
-                if (r == -ENOENT) {
-                        br->skipped = true;     /* removed again since its add event */
-                        return;
-                }
-                if (r < 0) {
-                        br->error = r;
-                        return;
-                }
+        if (rb.error == -ENOENT) {
+                br->skipped = true;     /* removed again since its add event */
+                return;
+        }
+        if (rb.error < 0) {
+                br->error = rb.error;
+                return;
         }
         /*
          * Only offline blocks are written. The batch trusts add events; the
-         * state is checked here, just before the write, where it costs no
-         * extra open. A failed read leaves the verdict to the write.
+         * state is read shortly before the write, through the file the
+         * write uses. A failed read leaves the verdict to the write.
          */
-        if (read_state(run, br->id, fd, &st) >= 0 && st != BLOCK_STATE_OFFLINE) {
+        if (rb.state_error == 0 && rb.state != BLOCK_STATE_OFFLINE) {
                 br->skipped = true;
                 return;
         }
@@ -330,6 +455,7 @@ static void *worker_main(void *userdata) {
         struct run *run = w->run;
         const struct plan_group *g = &run->req->plan->groups[w->group];
 
+        prefetch_start(w);
         if (w->cpu >= 0)
                 w->pin_error = pin_self(w->cpu);
 
@@ -342,9 +468,10 @@ static void *worker_main(void *userdata) {
                         br->error = -ECANCELED;
                         continue;
                 }
-                online_one(w, &g->items[idx - w->first_item], br);
+                online_one(w, &g->items[idx - w->first_item], take_ready(w, i), br);
         }
         slot_drop(w);
+        prefetch_stop(w);
         return NULL;
 }
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,7 +15,7 @@
 /* ---- hand-built plans ------------------------------------------------ */
 
 #define T_GROUPS 4
-#define T_ITEMS 16
+#define T_ITEMS 64
 
 struct tplan {
         struct plan plan;
@@ -255,6 +256,82 @@ static void test_fake_tree(void **state) {
         assert_true(res->start_usec > 0 && res->start_usec <= res->end_usec);
         assert_false(res->pin_failed);
 
+        fake_tree_free(root);
+}
+
+static unsigned open_fds(void) {
+        unsigned n = 0;
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/*
+ * On a tree (not ops): each worker's helper opens files ahead of the
+ * writes. Many more blocks than it prepares ahead, some not offline by
+ * their turn, one gone: every offline one written, nothing left open.
+ */
+static void test_prefetch_tree(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int unpinned[] = { -1, -1 };
+        struct policy p = test_policy(1, 2);
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = {
+                .block_size = 128ULL << 20,
+                .plan = &t.plan,
+                .policy = &p,
+        };
+        unsigned fds_before;
+
+        req.sysfs_root = root;
+        fake_standard_machine(root);
+        fake_add_blocks(root, 100, 60, 0, "offline", "Normal Movable");
+        fake_write(root, "devices/system/memory/memory130/state", "online\n");
+        fake_write(root, "devices/system/memory/memory131/state", "going-offline\n");
+        fake_remove_block(root, 159, 0);
+        tplan_group(&t, 0, unpinned, 2, 100, 60, ZONE_MOVABLE);
+
+        fds_before = open_fds();
+        assert_int_equal(online_run(&req, &res), 0);
+        assert_int_equal(open_fds(), fds_before);
+
+        for (size_t i = 0; i < 60; i++) {
+                const struct block_result *br = &res->blocks[i];
+                char rel[128];
+                _cleanup_free_ char *v = NULL;
+
+                if (br->id == 130 || br->id == 131 || br->id == 159) {
+                        assert_true(br->skipped);
+                        assert_int_equal(br->attempts, 0);
+                        continue;
+                }
+                assert_false(br->skipped);
+                assert_int_equal(br->error, 0);
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) br->id);
+                v = fake_read(root, rel);
+                assert_string_equal(v, "online_movable");
+        }
+        assert_int_equal(res->groups[0].blocks, 57);
+        assert_int_equal(res->groups[0].failed, 0);
+        online_result_free(TAKE_PTR(res));
+
+        /* Stopped before the first turn: what the helpers opened is closed too. */
+        for (unsigned k = 0; k < 5; k++) {
+                atomic_bool stop = true;
+
+                req.stop = &stop;
+                assert_int_equal(online_run(&req, &res), 0);
+                assert_int_equal(open_fds(), fds_before);
+                assert_true(res->blocks[0].not_attempted);
+                online_result_free(TAKE_PTR(res));
+        }
         fake_tree_free(root);
 }
 
@@ -711,6 +788,7 @@ static void test_percentile(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fake_tree),
+                cmocka_unit_test(test_prefetch_tree),
                 cmocka_unit_test(test_ebusy_then_success),
                 cmocka_unit_test(test_eagain_exhausted),
                 cmocka_unit_test(test_einval),

@@ -159,6 +159,7 @@ def summarize_trace(ev, n_expected):
         r["lock_restarts_during_add"] = sum(1 for t in ev["lockr"] if any(a <= t <= b for a, b in spans))
         # The whole ACPI hot-add handler (lock taken before the add, released after it).
         spans += list(zip(ev["acpi"], ev["acpir"]))
+        r["hotplug_work_at_s"] = [[round(a - t0, 4), round(b - t0, 4)] for a, b in zip(ev["acpi"], ev["acpir"])]
         if ev["acpi"]:
             r["lock_restarts_during_hotplug_work"] = sum(
                 1 for t in ev["lockr"] if any(a <= t <= b for a, b in spans))

@@ -97,6 +97,24 @@ static void context_done(struct context *c) {
         policy_free(c->retired_policy);
 }
 
+/* MEMONLINED_LOG_LEVEL=debug|info|notice|warning|err: how much goes to the log. */
+static int log_level_from_env(struct reporter *r) {
+        static const char *const levels[] = {
+                [LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+                [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+        };
+        const char *e = getenv("MEMONLINED_LOG_LEVEL");
+
+        if (!e || !*e)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(levels); i++)
+                if (levels[i] && strcasecmp(e, levels[i]) == 0) {
+                        r->max_priority = (int) i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 /* ---- config ------------------------------------------------------------ */
 
 static void log_policy_error(struct context *c, const struct policy_error *e, int r) {
@@ -629,6 +647,10 @@ int main(int argc, char **argv) {
         if ((c.once || c.dry_run || c.check_config) && c.log_target == LOG_TARGET_AUTO)
                 c.log_target = LOG_TARGET_CONSOLE;
         reporter_init(&c.reporter, c.log_target);
+        r = log_level_from_env(&c.reporter);
+        if (r < 0)
+                report_log(&c.reporter, LOG_WARNING, NULL, "MEMONLINED_LOG_LEVEL=%s: unknown level, keeping info",
+                           getenv("MEMONLINED_LOG_LEVEL"));
         c.runner_ctx = (struct runner) {
                 .sysfs_root = c.sysfs_root,
                 .reporter = &c.reporter,

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
 #include <unistd.h>
 #include "blocks.h"
 #include "online.h"
@@ -183,18 +184,55 @@ static void warn_pin_failure(struct runner *c, const struct online_result *res) 
 }
 
 /* Plan and online one set of blocks; fills the job's counters. */
-/* When a pass started, for the batch record's preparation time and CPU. */
+/* When a pass started, for the batch record's preparation time and CPU, and its phases. */
+enum pass_phase {
+        PHASE_TOPOLOGY,
+        PHASE_BLOCKS,
+        PHASE_NODES,
+        PHASE_DAX,
+        PHASE_PLAN,
+        _PHASE_MAX,
+};
+
 struct pass_clock {
         uint64_t start_usec;
         uint64_t cpu_usec;
+        uint64_t phase_end_usec[_PHASE_MAX];
 };
+
+static void pass_mark(struct pass_clock *clock, enum pass_phase phase) {
+        clock->phase_end_usec[phase] = now_usec();
+}
+
+/* Where a batch's preparation went, for whoever debugs a slow one. */
+static void log_phases(struct runner *c, const struct pass_clock *clock, uint64_t first_write_usec, size_t n) {
+        static const char *const names[_PHASE_MAX] = {
+                [PHASE_TOPOLOGY] = "topology", [PHASE_BLOCKS] = "blocks", [PHASE_NODES] = "node links",
+                [PHASE_DAX] = "dax", [PHASE_PLAN] = "plan",
+        };
+        char buf[256];
+        size_t len = 0;
+        uint64_t prev = clock->start_usec;
+
+        for (size_t i = 0; i < _PHASE_MAX && len < sizeof(buf); i++) {
+                uint64_t end = clock->phase_end_usec[i];
+
+                if (end == 0)
+                        continue;
+                len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%s %s %" PRIu64, len ? "," : "", names[i],
+                                         end - prev);
+                prev = end;
+        }
+        report_log(c->reporter, LOG_DEBUG, NULL, "%zu blocks prepared (µs):%s, to the first write %" PRIu64, n,
+                   len ? buf : "", first_write_usec > prev ? first_write_usec - prev : 0);
+}
 
 static struct pass_clock pass_clock_now(void) {
         return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
 }
 
 static int online_blocks(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                         const char *trigger, uint64_t first_event_usec, const struct pass_clock *clock,
+                         const char *trigger, uint64_t first_event_usec, struct pass_clock *clock,
                          struct online_result **ret_res) {
         _cleanup_plan_ struct plan *plan = NULL;
         _cleanup_online_result_ struct online_result *res = NULL;
@@ -241,6 +279,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 .policy = j->policy,
                 .stop = c->stop,
         };
+        pass_mark(clock, PHASE_PLAN);
         r = online_run(&req, &res);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "onlining %zu blocks failed: %s", plan->n_items,
@@ -248,6 +287,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 return r;
         }
         warn_pin_failure(c, res);
+        log_phases(c, clock, res->start_usec, plan->n_items);
 
         for (size_t i = 0; i < res->n_blocks; i++)
                 if (res->blocks[i].skipped)
@@ -409,6 +449,7 @@ int runner_run_job(struct runner *c, struct job *j) {
                            strerror(-r));
                 return r;
         }
+        pass_mark(&clock, PHASE_TOPOLOGY);
         r = collect_blocks(c, j, t, &set);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "cannot read memory blocks: %s", strerror(-r));
@@ -416,6 +457,7 @@ int runner_run_job(struct runner *c, struct job *j) {
         }
         if (set.n == 0 && !c->dry_run)
                 goto finish;
+        pass_mark(&clock, PHASE_BLOCKS);
         resolve_nodes(c, j->policy, t, &set);
         if (j->policy->movable_ratio > 0) {
                 /* The ratio guard needs the zone of blocks the kernel chose for. */
@@ -426,11 +468,13 @@ int runner_run_job(struct runner *c, struct job *j) {
                         goto finish;
                 }
         }
+        pass_mark(&clock, PHASE_NODES);
         r = pmem_scan(c->sysfs_root, &devs);
         if (r >= 0)
                 r = pmem_attribute_blocks(&devs, t->block_size, &set);
         if (r < 0)
                 report_log(c->reporter, LOG_DEBUG, NULL, "no dax attribution: %s", strerror(-r));
+        pass_mark(&clock, PHASE_DAX);
         if (c->dry_run) {
                 r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
                 if (r < 0)

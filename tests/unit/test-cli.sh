@@ -86,6 +86,22 @@ out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-t
 check "second --once finds nothing to do and exits 0" test $? -eq 0
 check "second --once writes no batch record" test "$(grep -c 'MESSAGE_ID=6a1c' <<<"$out")" -eq 0
 
+# --- log level --------------------------------------------------------------
+new_tree
+MEMONLINED_LOG_LEVEL=debug "$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once \
+        --log-target console >/dev/null 2>"$T/err"
+check "MEMONLINED_LOG_LEVEL=debug shows where a batch's preparation went" \
+        grep -q 'blocks prepared (µs): topology [0-9]*, blocks [0-9]*, node links [0-9]*, dax [0-9]*, plan [0-9]*, to the first write' "$T/err"
+new_tree
+"$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console >/dev/null 2>"$T/err"
+check "no debug lines by default" test "$(grep -c 'blocks prepared' "$T/err")" -eq 0
+new_tree
+MEMONLINED_LOG_LEVEL=loud "$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once \
+        --log-target console >/dev/null 2>"$T/err"
+check "an unknown MEMONLINED_LOG_LEVEL is named, and the run goes on" \
+        bash -c 'grep -q "MEMONLINED_LOG_LEVEL=loud: unknown level" "$1" && test "$(cat "$2")" = online_movable' _ \
+        "$T/err" "$T/sys/devices/system/memory/memory32/state"
+
 # --- failures ---------------------------------------------------------------
 new_tree
 # Readable as offline, but the write fails (EPERM), as a refusing kernel would.

@@ -401,8 +401,8 @@ static void handle_dax(struct runner *c, struct job *j) {
 
 /*
  * The topology for this job: the kept one brought up to date with the
- * job's blocks, or read in full for rescans, after removals, and when
- * nodes or CPUs changed. Borrowed: the runner keeps it.
+ * job's blocks, or read in full for rescans, after removals, and when it
+ * had no memory hotplug. Borrowed: the runner keeps it.
  */
 static int job_topology(struct runner *c, const struct job *j, struct topology **ret) {
         struct topology *t = NULL;
@@ -419,7 +419,7 @@ static int job_topology(struct runner *c, const struct job *j, struct topology *
                 if (r == -ENOMEM)
                         return r;
                 report_log(c->reporter, LOG_DEBUG, NULL, "reading the topology again: %s",
-                           r == -ESTALE ? "nodes or CPUs changed" : strerror(-r));
+                           r == -ESTALE ? "no memory blocks when last read" : strerror(-r));
         }
         topology_free(c->topology);
         c->topology = NULL;

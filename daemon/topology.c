@@ -603,6 +603,94 @@ static int read_signature(const char *root, char **ret) {
         return 0;
 }
 
+/* Nodes, CPUs and isolated CPUs, with the signature read first: a change while loading shows next time. */
+static int load_machine(struct topology *t) {
+        struct bitmask **cpulists = NULL;
+        int r;
+
+        r = read_signature(t->sysfs_root, &t->signature);
+        if (r < 0)
+                return r;
+        r = load_nodes(t, &cpulists);
+        if (r >= 0)
+                r = load_cpus(t, cpulists);
+        if (cpulists) {
+                for (size_t i = 0; i < t->n_nodes; i++)
+                        cpuset_freep(&cpulists[i]);
+                free(cpulists);
+        }
+        if (r < 0)
+                return r;
+        return load_isolated(t);
+}
+
+static struct topology *topology_new(const char *sysfs_root) {
+        struct topology *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return NULL;
+        t->sysfs_root = strdup(sysfs_root);
+        if (!t->sysfs_root) {
+                free(t);
+                return NULL;
+        }
+        return t;
+}
+
+int topology_load(const char *sysfs_root, struct topology **ret) {
+        _cleanup_topology_ struct topology *t = NULL;
+        int r;
+
+        if (!sysfs_root || !ret)
+                return -EINVAL;
+
+        t = topology_new(sysfs_root);
+        if (!t)
+                return -ENOMEM;
+        r = load_machine(t);
+        if (r < 0)
+                return r;
+        r = load_memory(t);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+#define SWAP(a, b) do { __typeof__(a) _tmp = (a); (a) = (b); (b) = _tmp; } while (0)
+
+/*
+ * Nodes or CPUs came or went, or a CPU-less node got memory (and HMAT
+ * initiators): read them again, keep the block table, and count the
+ * zone totals and spans from it again. Cheap: a few files per node and CPU.
+ */
+static int reload_machine(struct topology *t) {
+        _cleanup_topology_ struct topology *fresh = topology_new(t->sysfs_root);
+        int r;
+
+        if (!fresh)
+                return -ENOMEM;
+        r = load_machine(fresh);
+        if (r < 0)
+                return r;
+        /* The old machine goes with fresh. */
+        SWAP(t->nodes, fresh->nodes);
+        SWAP(t->n_nodes, fresh->n_nodes);
+        SWAP(t->max_node, fresh->max_node);
+        SWAP(t->cpus, fresh->cpus);
+        SWAP(t->n_cpus, fresh->n_cpus);
+        SWAP(t->isolated, fresh->isolated);
+        SWAP(t->signature, fresh->signature);
+        for (size_t i = 0; i < t->n_blocks; i++) {
+                span_block(t, &t->blocks[i]);
+                count_block(t, &t->blocks[i], +1);
+        }
+        /* The initiators were just read, with the memory already online. */
+        t->stale = false;
+        return 0;
+}
+
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
 
@@ -648,13 +736,16 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
 
         if (!t || (n > 0 && !ids))
                 return -EINVAL;
-        if (t->stale || t->block_size == 0)
-                return -ESTALE;
+        if (t->block_size == 0)
+                return -ESTALE;         /* no memory hotplug when loaded: load it all again */
         r = read_signature(t->sysfs_root, &signature);
         if (r < 0)
                 return r;
-        if (!streq(signature, strempty(t->signature)))
-                return -ESTALE;
+        if (t->stale || !streq(signature, strempty(t->signature))) {
+                r = reload_machine(t);
+                if (r < 0)
+                        return r;
+        }
         if (n == 0)
                 return 0;
 
@@ -723,7 +814,8 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
         r = merge_blocks(t, add, n_add);
         if (r < 0)
                 return r;
-        return t->stale ? -ESTALE : 0;
+        /* Another agent onlined a CPU-less node's first memory. */
+        return t->stale ? reload_machine(t) : 0;
 }
 
 int topology_read_links(const struct topology *t, const uint64_t *ids, size_t n, int *ret_nodes) {
@@ -778,45 +870,6 @@ int topology_read_zones(struct topology *t) {
         return 0;
 }
 
-int topology_load(const char *sysfs_root, struct topology **ret) {
-        _cleanup_topology_ struct topology *t = NULL;
-        struct bitmask **cpulists = NULL;
-        int r;
-
-        if (!sysfs_root || !ret)
-                return -EINVAL;
-
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        t->sysfs_root = strdup(sysfs_root);
-        if (!t->sysfs_root)
-                return -ENOMEM;
-
-        r = load_nodes(t, &cpulists);
-        if (r >= 0)
-                r = load_cpus(t, cpulists);
-        if (cpulists) {
-                for (size_t i = 0; i < t->n_nodes; i++)
-                        cpuset_freep(&cpulists[i]);
-                free(cpulists);
-        }
-        if (r < 0)
-                return r;
-
-        r = load_isolated(t);
-        if (r < 0)
-                return r;
-        r = read_signature(t->sysfs_root, &t->signature);
-        if (r < 0)
-                return r;
-        r = load_memory(t);
-        if (r < 0)
-                return r;
-
-        *ret = TAKE_PTR(t);
-        return 0;
-}
 
 static bool cpu_usable(const struct topology *t, int cpu, const struct bitmask *banned) {
         const struct topo_cpu *c;

@@ -61,7 +61,7 @@ struct topology {
         struct topo_block *blocks;      /* every readable memoryN, ascending by id */
         size_t n_blocks;
         char *signature;                /* node/online + cpu/online when loaded */
-        bool stale;                     /* something changed that only a full load sees */
+        bool stale;                     /* a CPU-less node got memory: read the nodes again */
 };
 
 /* Load from <root>/devices/system/{node,cpu,memory}. */
@@ -89,9 +89,10 @@ enum {
 /*
  * Keep a loaded topology current without reading every block again: read
  * only the given blocks (state, node link, zone if online) and adjust the
- * zone totals and spans. -ESTALE when nodes or CPUs came or went, or a
- * CPU-less node got its first memory (its HMAT initiators appear then):
- * load it again.
+ * zone totals and spans. When nodes or CPUs came or went, or a CPU-less
+ * node got its first memory (its HMAT initiators appear then), the nodes
+ * and CPUs are read again and the block table kept. -ESTALE only when
+ * the topology had no memory hotplug when loaded: load it again.
  */
 int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags);
 

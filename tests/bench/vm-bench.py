@@ -264,7 +264,15 @@ def step(vm, what):
     log("  %s" % what)
 
 
-def prepare(vm, conf, loop):
+DEBUG_DROPIN = "[Service]\nEnvironment=MEMONLINED_LOG_LEVEL=debug\n"
+
+
+def prepare(vm, conf, loop, debug=False):
+    if debug and conf is not None:
+        # Diagnostics: each batch logs where its preparation went.
+        vm.sh("mkdir -p /etc/systemd/system/memonlined.service.d")
+        vm.write_guest_file("/etc/systemd/system/memonlined.service.d/debug.conf", DEBUG_DROPIN)
+        vm.sh("systemctl daemon-reload")
     if conf is None:
         # As on a machine without memonlined: no service, and no rule of ours
         # (it would tag every block for systemd while the daemon is not running).
@@ -290,6 +298,10 @@ def collect(args, vm, res, n, base, mono, records):
     res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
     if records:
         res.update(summarize_batches(batch_records(vm, mono), ev, batch_records(vm, mono, NODE_ID)))
+    if records and args.daemon_debug:
+        out = vm.sh("journalctl -b -u memonlined --no-pager -o cat | grep 'blocks prepared' || true",
+                    check=False, timeout=120).out
+        res["mo_prepare_phases"] = [line.strip() for line in out.splitlines() if line.strip()]
     return got
 
 
@@ -321,7 +333,7 @@ def run_dimm(args, name, blocks, rep):
         res["boot_s"] = round(vm.boot(), 1)
         res["boot_retries"] = vm.boot_retries
         step(vm, "booted in %.1f s; preparing" % res["boot_s"])
-        prepare(vm, conf, loop)
+        prepare(vm, conf, loop, args.daemon_debug)
         base = int(vm.sh(COUNT_BLOCKS).out)
         step(vm, "%d blocks at boot; arming the trace" % base)
         mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
@@ -367,7 +379,7 @@ def run_nvdimm(args, name, blocks, rep):
         res["boot_retries"] = vm.boot_retries
         own = name == "daxctl-online"
         settle_first = name == "daxctl-no-online+settle+memonlined"
-        prepare(vm, None if own else "", None)
+        prepare(vm, None if own else "", None, args.daemon_debug)
         if settle_first:
             vm.sh("systemctl stop memonlined.service; "
                   "rm -f /usr/lib/udev/rules.d/99-memonline.rules /lib/udev/rules.d/99-memonline.rules; "
@@ -380,7 +392,7 @@ def run_nvdimm(args, name, blocks, rep):
         vm.sh(TRACE_SETUP)
         cmd = "daxctl reconfigure-device --mode=system-ram %s %s" % ("" if own else "--no-online", dev)
         if settle_first:
-            cmd += " && udevadm settle && systemctl start memonlined.service"
+            cmd = "{ %s && udevadm settle && systemctl start memonlined.service; }" % cmd
         r = vm.sh("t0=$(date +%%s%%N); %s >/tmp/daxctl.json; rc=$?; t1=$(date +%%s%%N); "
                   "echo $rc $(( (t1 - t0) / 1000 )); cat /tmp/daxctl.json" % cmd, timeout=args.timeout)
         first, rest = r.out.split("\n", 1)
@@ -442,6 +454,8 @@ def main():
     ap.add_argument("--big-contenders", default="memonlined,kernel-auto-online,serial-loop,udev-rule",
                     help="contenders run at sizes >= 2048 (each trial there takes minutes)")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--daemon-debug", action="store_true",
+                    help="run memonlined with MEMONLINED_LOG_LEVEL=debug and keep its per-batch phase lines")
     ap.add_argument("--wait-quiet", type=int, default=240,
                     help="before each trial wait up to this long for a quiet host (no other guest)")
     ap.add_argument("--guest-mem-mib", type=int, default=GUEST_MEM_MIB,

@@ -716,40 +716,61 @@ static void test_read_links(void **state) {
         assert_int_equal(topology_block(t, 3)->node, 0);
 }
 
-/* What only a full load sees: node and CPU hotplug, a CPU-less node's first memory. */
-static void test_refresh_stale(void **state) {
+/* Node and CPU hotplug, a CPU-less node's first memory: nodes and CPUs read again, blocks kept. */
+static void test_refresh_machine(void **state) {
         const char *root = *state;
         _cleanup_topology_ struct topology *t = load(root);
         const uint64_t ids[] = { 40 };
+        size_t n_blocks;
 
         fake_add_block(root, 40, 1, "offline", "Movable");
         assert_int_equal(topology_refresh(t, ids, 1, 0), 0);
+        n_blocks = t->n_blocks;
+        assert_true(numa_bitmask_isbitset(topology_node(t, 1)->cpus, 7));
 
+        /* CPU 7 goes offline. */
+        fake_write(root, "devices/system/cpu/cpu7/online", "0\n");
         fake_write(root, "devices/system/cpu/online", "0-6\n");
-        assert_int_equal(topology_refresh(t, ids, 1, 0), -ESTALE);
-        assert_int_equal(topology_refresh(t, NULL, 0, TOPO_REFRESH_SKIP_ONLINE), -ESTALE);
-        fake_write(root, "devices/system/cpu/online", "0-7\n");
-        assert_int_equal(topology_refresh(t, ids, 1, 0), 0);
+        assert_int_equal(topology_refresh(t, NULL, 0, TOPO_REFRESH_SKIP_ONLINE), 0);
+        assert_false(numa_bitmask_isbitset(topology_node(t, 1)->cpus, 7));
+        assert_int_equal(t->n_blocks, n_blocks);
+        assert_int_equal(topology_node(t, 0)->kernel_bytes, 8 * BS);
+        assert_int_equal(topology_node(t, 1)->kernel_bytes, 8 * BS);
+        assert_int_equal(topology_node(t, 1)->last_block, 40);
 
+        /* Node 3 comes online (CPU-less, memory to follow). */
+        fake_add_node(root, 3, "", "40 40 40 10");
+        fake_write(root, "devices/system/node/node0/distance", "10 20 30 40\n");
+        fake_write(root, "devices/system/node/node1/distance", "20 10 17 40\n");
+        fake_write(root, "devices/system/node/node2/distance", "30 17 10 40\n");
         fake_write(root, "devices/system/node/online", "0-3\n");
-        assert_int_equal(topology_refresh(t, ids, 1, 0), -ESTALE);
-        fake_write(root, "devices/system/node/online", "0-2\n");
-        assert_int_equal(topology_refresh(t, ids, 1, 0), 0);
+        fake_add_block(root, 96, 3, "offline", "Movable");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 96 }, 1, TOPO_REFRESH_TRUST_NEW), 0);
+        assert_non_null(topology_node(t, 3));
+        assert_int_equal(topology_block(t, 96)->node, 3);
+        assert_true(topology_node(t, 3)->has_blocks);
 
-        /* Node 2 has no CPUs and no memory: its first online block brings HMAT initiators. */
+        /* Node 2 has no CPUs and no memory: its HMAT initiators come with its first online block. */
         fake_add_block(root, 64, 2, "offline", "Movable");
-        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, 0), 0);
-        topology_set_online(t, 64, NODE_NONE, ZONE_MOVABLE);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, TOPO_REFRESH_TRUST_NEW), 0);
+        assert_null(topology_node(t, 2)->initiators);
+        topology_set_online(t, 64, 2, ZONE_MOVABLE);
         assert_true(t->stale);
-        assert_int_equal(topology_refresh(t, ids, 1, 0), -ESTALE);
-        topology_free(t);
-        t = load(root);
+        fake_add_initiator(root, 2, 1);
+        assert_int_equal(topology_refresh(t, NULL, 0, 0), 0);
         assert_false(t->stale);
-
-        /* Another agent onlined node-2 memory: seen through its online event, and stale too. */
-        fake_write(root, "devices/system/memory/memory64/state", "online\n");
-        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, TOPO_REFRESH_SKIP_ONLINE), -ESTALE);
+        assert_non_null(topology_node(t, 2)->initiators);
+        assert_int_equal(writer(t, 2, NULL), 1);
         assert_int_equal(topology_node(t, 2)->movable_bytes, BS);
+        assert_int_equal(t->n_blocks, n_blocks + 2);
+
+        /* Another agent onlined node-3 memory: seen through its online event, nodes read again. */
+        fake_write(root, "devices/system/memory/memory96/state", "online\n");
+        fake_add_initiator(root, 3, 0);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 96 }, 1, TOPO_REFRESH_SKIP_ONLINE), 0);
+        assert_false(t->stale);
+        assert_non_null(topology_node(t, 3)->initiators);
+        assert_int_equal(topology_node(t, 3)->movable_bytes, BS);
 }
 
 int main(void) {
@@ -776,7 +797,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_many_blocks, setup_standard_fast, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_blocks, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),
-                cmocka_unit_test_setup_teardown(test_refresh_stale, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_refresh_machine, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_read_links, setup_standard, teardown),
         };
 

@@ -121,6 +121,7 @@ struct worker {
         size_t n_ready;                 /* items [0, n_ready) are prepared */
         size_t turn;                    /* the worker is at this item */
         bool pf_quit, pf_started;
+        bool pf_helper_waits, pf_worker_waits;  /* who sleeps on pf_cond: wake only them */
         pthread_mutex_t pf_lock;
         pthread_cond_t pf_cond;
         pthread_t pf_thread;
@@ -266,8 +267,11 @@ static void *prefetch_main(void *userdata) {
                 bool quit;
 
                 pthread_mutex_lock(&w->pf_lock);
-                while (!w->pf_quit && i >= w->turn + PREFETCH_AHEAD)
+                while (!w->pf_quit && i >= w->turn + PREFETCH_AHEAD) {
+                        w->pf_helper_waits = true;
                         pthread_cond_wait(&w->pf_cond, &w->pf_lock);
+                        w->pf_helper_waits = false;
+                }
                 quit = w->pf_quit;
                 pthread_mutex_unlock(&w->pf_lock);
                 if (quit)
@@ -278,7 +282,8 @@ static void *prefetch_main(void *userdata) {
                 pthread_mutex_lock(&w->pf_lock);
                 w->ready[i] = rb;
                 w->n_ready = i + 1;
-                pthread_cond_signal(&w->pf_cond);
+                if (w->pf_worker_waits)
+                        pthread_cond_signal(&w->pf_cond);
                 pthread_mutex_unlock(&w->pf_lock);
         }
         return NULL;
@@ -321,12 +326,17 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
         if (!w->pf_started)
                 return prepare_block(w->run, w->run->res->blocks[w->items[i]].id);
         pthread_mutex_lock(&w->pf_lock);
-        while (w->n_ready <= i)
+        while (w->n_ready <= i) {
+                w->pf_worker_waits = true;
                 pthread_cond_wait(&w->pf_cond, &w->pf_lock);
+                w->pf_worker_waits = false;
+        }
         rb = w->ready[i];
         w->ready[i].fd = -1;
         w->turn = i + 1;
-        pthread_cond_signal(&w->pf_cond);
+        /* Wake a sleeping helper once half its window is free, not per block: fewer futex calls. */
+        if (w->pf_helper_waits && w->n_ready <= w->turn + PREFETCH_AHEAD / 2)
+                pthread_cond_signal(&w->pf_cond);
         pthread_mutex_unlock(&w->pf_lock);
         return rb;
 }

@@ -113,12 +113,6 @@ bool batcher_due(const struct batcher *b, uint64_t now_usec) {
         return b->n > 0 && now_usec >= batcher_deadline(b);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 int batcher_take(struct batcher *b, uint64_t **ret_ids, size_t *ret_n, uint64_t *ret_first_usec) {
         uint64_t *ids = NULL;
         size_t n = b->n;

@@ -485,12 +485,6 @@ static void *worker_main(void *userdata) {
         return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 static void workers_free(struct worker *workers, size_t n) {
         if (!workers)
                 return;

@@ -404,12 +404,6 @@ static const char *errno_name(int err, char *buf, size_t size) {
         return buf;
 }
 
-static int uint64_cmp(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 static int emit_batch(struct reporter *r, const struct batch_info *info, const struct plan *plan,
                       const struct online_result *res, uint64_t seq) {
         _cleanup_(record_clear) struct record rec = {};
@@ -438,7 +432,7 @@ static int emit_batch(struct reporter *r, const struct batch_info *info, const s
                 for (size_t g = 0; g < res->n_groups; g++)
                         for (size_t i = 0; i < res->groups[g].n_lat; i++)
                                 lat[n_lat++] = res->groups[g].lat_sorted[i];
-                qsort(lat, n_lat, sizeof(*lat), uint64_cmp);
+                qsort(lat, n_lat, sizeof(*lat), cmp_u64);
         }
         t.lat = lat;
         t.n_lat = n_lat;

@@ -691,12 +691,6 @@ static int reload_machine(struct topology *t) {
         return 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
 /* Merge the sorted new entries into the sorted table. */
 static int merge_blocks(struct topology *t, const struct topo_block *add, size_t n_add) {
         struct topo_block *merged;

@@ -186,12 +186,6 @@ int sysfs_write_fd(int fd, const char *value) {
         return 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64_t **ret_ids, size_t *ret_n) {
         _cleanup_free_ char *path = NULL;
         _cleanup_free_ uint64_t *ids = NULL;

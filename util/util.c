@@ -92,3 +92,9 @@ int grow_array(void **array, size_t *allocated, size_t need, size_t sz) {
         *allocated = n;
         return 0;
 }
+
+int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return (x > y) - (x < y);
+}

@@ -46,6 +46,9 @@ static inline bool startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* qsort() comparator for uint64_t, ascending. */
+int cmp_u64(const void *a, const void *b);
+
 /* CLOCK_MONOTONIC in microseconds / nanoseconds. */
 uint64_t now_usec(void);
 uint64_t now_nsec(void);

@@ -34,6 +34,7 @@
 #include "report.h"
 #include "runner.h"
 #include "topology.h"
+#include "util.h"
 #include "tests/unit/fake-tree.h"
 
 #define N_NODES         8
@@ -288,12 +289,6 @@ static int run_once(const char *root, struct policy *p, uint64_t n, struct run *
         };
         free(text);
         return 0;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
 }
 
 static uint64_t median(uint64_t *v, size_t n) {

@@ -50,7 +50,7 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
         uint64_t deadline = now_usec() + (uint64_t) p->node_link_wait_ms * USEC_PER_MSEC;
         _cleanup_free_ uint64_t *ids = NULL;
         _cleanup_free_ int *nodes = NULL;
-        size_t *index = NULL;
+        _cleanup_free_ size_t *index = NULL;
 
         for (;;) {
                 size_t missing = 0;
@@ -81,7 +81,6 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
                         break;
                 usleep(NODE_LINK_POLL_USEC);
         }
-        free(index);
 
         for (size_t i = 0; i < set->n; i++) {
                 struct mem_block *b = &set->blocks[i];
@@ -183,7 +182,6 @@ static void warn_pin_failure(struct runner *c, const struct online_result *res) 
                    strerror(res->pin_errno > 0 ? res->pin_errno : -res->pin_errno));
 }
 
-/* Plan and online one set of blocks; fills the job's counters. */
 /* When a pass started, for the batch record's preparation time and CPU, and its phases. */
 enum pass_phase {
         PHASE_TOPOLOGY,
@@ -231,6 +229,7 @@ static struct pass_clock pass_clock_now(void) {
         return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
 }
 
+/* Plan and online one set of blocks; fills the job's counters. */
 static int online_blocks(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
                          const char *trigger, uint64_t first_event_usec, struct pass_clock *clock,
                          struct online_result **ret_res) {
@@ -349,7 +348,6 @@ static void handle_dax(struct runner *c, struct job *j) {
                 struct pmem_devices after = {};
                 struct block_set set = {};
                 struct pass_clock clock;
-                uint64_t online0;
 
                 if (!dev)
                         continue;       /* removed again */
@@ -369,7 +367,6 @@ static void handle_dax(struct runner *c, struct job *j) {
 
                 /* The kmem probe added the blocks synchronously: online them now. */
                 clock = pass_clock_now();
-                online0 = clock.start_usec;
                 r = topology_load(c->sysfs_root, &t);
                 if (r >= 0)
                         r = pmem_scan(c->sysfs_root, &after);
@@ -388,7 +385,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                         j->failed += sub.failed;
                         j->not_attempted += sub.not_attempted;
                         j->bytes += sub.bytes;
-                        (void) pmem_report_device(c->reporter, now ? now : dev, &conv, now_usec() - online0,
+                        (void) pmem_report_device(c->reporter, now ? now : dev, &conv, now_usec() - clock.start_usec,
                                                   now_usec() - j->dax_event_usec[i], sub.onlined, sub.bytes);
                 } else
                         report_log(c->reporter, LOG_WARNING, NULL, "%s: converted, but rescanning failed: %s; "
@@ -409,7 +406,9 @@ static int job_topology(struct runner *c, const struct job *j, struct topology *
         int r;
 
         if (c->topology && j->ids && !j->reload_topology) {
-                r = topology_refresh(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW);
+                r = topology_sync_machine(c->topology);
+                if (r >= 0)
+                        r = topology_refresh(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW);
                 if (r >= 0)
                         r = topology_refresh(c->topology, j->touched, j->n_touched, TOPO_REFRESH_SKIP_ONLINE);
                 if (r >= 0) {

@@ -720,8 +720,23 @@ static void remove_block(struct topology *t, struct topo_block *b) {
         t->n_blocks--;
 }
 
-int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags) {
+int topology_sync_machine(struct topology *t) {
         _cleanup_free_ char *signature = NULL;
+        int r;
+
+        if (!t)
+                return -EINVAL;
+        if (t->block_size == 0)
+                return -ESTALE;         /* no memory hotplug when loaded: load it all again */
+        r = read_signature(t->sysfs_root, &signature);
+        if (r < 0)
+                return r;
+        if (t->stale || !streq(signature, strempty(t->signature)))
+                return reload_machine(t);
+        return 0;
+}
+
+int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags) {
         _cleanup_free_ uint64_t *sorted = NULL;
         _cleanup_free_ struct block_node *map = NULL;
         _cleanup_free_ struct topo_block *add = NULL;
@@ -732,14 +747,6 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
                 return -EINVAL;
         if (t->block_size == 0)
                 return -ESTALE;         /* no memory hotplug when loaded: load it all again */
-        r = read_signature(t->sysfs_root, &signature);
-        if (r < 0)
-                return r;
-        if (t->stale || !streq(signature, strempty(t->signature))) {
-                r = reload_machine(t);
-                if (r < 0)
-                        return r;
-        }
         if (n == 0)
                 return 0;
 

@@ -87,12 +87,19 @@ enum {
 };
 
 /*
+ * When nodes or CPUs came or went, or a CPU-less node got its first
+ * memory (its HMAT initiators appear then), read the nodes and CPUs again
+ * and keep the block table. Two small reads when nothing changed. -ESTALE
+ * when the topology had no memory hotplug when loaded: load it again.
+ */
+int topology_sync_machine(struct topology *t);
+
+/*
  * Keep a loaded topology current without reading every block again: read
  * only the given blocks (state, node link, zone if online) and adjust the
- * zone totals and spans. When nodes or CPUs came or went, or a CPU-less
- * node got its first memory (its HMAT initiators appear then), the nodes
- * and CPUs are read again and the block table kept. -ESTALE only when
- * the topology had no memory hotplug when loaded: load it again.
+ * zone totals and spans; if another agent onlined a CPU-less node's first
+ * memory, the nodes are read again too. Call topology_sync_machine()
+ * first, once per batch. -ESTALE as there.
  */
 int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags);
 

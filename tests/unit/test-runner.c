@@ -215,12 +215,41 @@ static void test_rescan_reloads(void **state) {
         assert_int_equal(topology_node(f->runner.topology, 1)->movable_bytes, 2 * (128ULL << 20));
 }
 
+/* A node that came online since the last batch is read before its blocks are planned. */
+static void test_new_node(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, RATIO_100);
+
+        fake_add_blocks(f->root, 32, 1, 1, "offline", "Movable Normal");
+        run_batch(f, p, 32, 1, NULL, 0, false);
+        assert_non_null(f->runner.topology);
+        assert_null(topology_node(f->runner.topology, 3));
+
+        /* CPU-less node 3, nearest to node 1. */
+        fake_add_node(f->root, 3, "", "40 30 40 10");
+        fake_write(f->root, "devices/system/node/node0/distance", "10 20 30 40\n");
+        fake_write(f->root, "devices/system/node/node1/distance", "20 10 17 30\n");
+        fake_write(f->root, "devices/system/node/node2/distance", "30 17 10 40\n");
+        fake_write(f->root, "devices/system/node/online", "0-3\n");
+        fake_add_blocks(f->root, 96, 2, 3, "offline", "Movable Normal");
+        fflush(f->out_f);
+        fseek(f->out_f, 0, SEEK_SET);
+        run_batch(f, p, 96, 2, NULL, 0, false);
+        fflush(f->out_f);
+        assert_non_null(topology_node(f->runner.topology, 3));
+        assert_non_null(strstr(f->out, "MEMONLINE_NODE=3 "));
+        assert_non_null(strstr(f->out, "MEMONLINE_WRITER_NODE=1 "));
+        /* Node 3 has no kernel memory: the per-node ratio guard keeps it out of ZONE_MOVABLE. */
+        assert_state(f, 96, "online_kernel");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_touched_blocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_after_offline, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rescan_reloads, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_new_node, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

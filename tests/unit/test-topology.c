@@ -731,7 +731,7 @@ static void test_refresh_machine(void **state) {
         /* CPU 7 goes offline. */
         fake_write(root, "devices/system/cpu/cpu7/online", "0\n");
         fake_write(root, "devices/system/cpu/online", "0-6\n");
-        assert_int_equal(topology_refresh(t, NULL, 0, TOPO_REFRESH_SKIP_ONLINE), 0);
+        assert_int_equal(topology_sync_machine(t), 0);
         assert_false(numa_bitmask_isbitset(topology_node(t, 1)->cpus, 7));
         assert_int_equal(t->n_blocks, n_blocks);
         assert_int_equal(topology_node(t, 0)->kernel_bytes, 8 * BS);
@@ -745,6 +745,7 @@ static void test_refresh_machine(void **state) {
         fake_write(root, "devices/system/node/node2/distance", "30 17 10 40\n");
         fake_write(root, "devices/system/node/online", "0-3\n");
         fake_add_block(root, 96, 3, "offline", "Movable");
+        assert_int_equal(topology_sync_machine(t), 0);
         assert_int_equal(topology_refresh(t, (const uint64_t[]) { 96 }, 1, TOPO_REFRESH_TRUST_NEW), 0);
         assert_non_null(topology_node(t, 3));
         assert_int_equal(topology_block(t, 96)->node, 3);
@@ -757,7 +758,7 @@ static void test_refresh_machine(void **state) {
         topology_set_online(t, 64, 2, ZONE_MOVABLE);
         assert_true(t->stale);
         fake_add_initiator(root, 2, 1);
-        assert_int_equal(topology_refresh(t, NULL, 0, 0), 0);
+        assert_int_equal(topology_sync_machine(t), 0);
         assert_false(t->stale);
         assert_non_null(topology_node(t, 2)->initiators);
         assert_int_equal(writer(t, 2, NULL), 1);

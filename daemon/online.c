@@ -289,6 +289,31 @@ static void *prefetch_main(void *userdata) {
         return NULL;
 }
 
+/*
+ * Write order: ascending ids, except that the second block of each zone
+ * goes last. After every online the kernel's set_zone_contiguous() walks
+ * the zone from its start, pageblock by pageblock, until one is not
+ * online. In plain ascending order nothing stops it before the zone's end,
+ * so a node's onlines cost O(n^2): 59 ms per block at 519 blocks in our
+ * guest, against 1.7 ms for daxctl, whose directory order leaves holes.
+ * One block kept offline until the end ends every walk there.
+ */
+static void order_writes(struct worker *w, const struct online_result *res) {
+        size_t seen[ZONE_KERNEL + 1] = {}, deferred[ZONE_KERNEL + 1], n_deferred = 0, n = 0;
+
+        for (size_t i = 0; i < w->n_items; i++) {
+                size_t item = w->items[i];
+                enum zone z = res->blocks[item].zone;
+
+                if (z >= ZONE_ONLINE && z <= ZONE_KERNEL && ++seen[z] == 2)
+                        deferred[n_deferred++] = item;
+                else
+                        w->items[n++] = item;
+        }
+        for (size_t i = 0; i < n_deferred; i++)
+                w->items[n++] = deferred[i];
+}
+
 /* Start the helper; without one (tests' ops, no memory, no thread) the worker prepares inline. */
 static void prefetch_start(struct worker *w) {
         pthread_attr_t attr;
@@ -631,6 +656,8 @@ int online_run(const struct online_request *req, struct online_result **ret) {
                         br->cpu = -1;
                         w->items[w->n_items++] = first + i;
                 }
+                for (size_t k = 0; k < nw; k++)
+                        order_writes(&workers[wi + k], res);
                 first += pg->n_items;
                 wi += nw;
         }

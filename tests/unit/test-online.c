@@ -616,10 +616,14 @@ static void test_write_runs(void **state) {
 
                 assert_int_equal(s.order[i] >= 10, same_run_as_first == (s.order[0] >= 10));
         }
-        /* Each node's blocks still go in plan order. */
-        for (size_t i = 1; i < 12; i++)
-                if ((s.order[i] >= 10) == (s.order[i - 1] >= 10) && i % 3 != 0)
-                        assert_int_equal(s.order[i], s.order[i - 1] + 1);
+        /* Each node's blocks still go in write order: ascending, the second one last. */
+        const uint64_t node0[] = { 0, 2, 3, 4, 5, 1 };
+        size_t k0 = 0, k1 = 0;
+        for (size_t i = 0; i < 12; i++)
+                if (s.order[i] >= 10)
+                        assert_int_equal(s.order[i], 10 + node0[k1++]);
+                else
+                        assert_int_equal(s.order[i], node0[k0++]);
 }
 
 /* A failed write gives the slot up before the backoff, even in the middle of a run. */
@@ -629,8 +633,8 @@ static void test_write_run_failure_hands_over(void **state) {
         struct policy p = test_policy(1, 3);
         struct script s;
         _cleanup_online_result_ struct online_result *res = NULL;
-        const uint64_t a_first[] = { 0, 10, 11, 12, 13, 0, 1, 2, 3 };
-        const uint64_t b_first[] = { 10, 11, 12, 13, 0, 0, 1, 2, 3 };
+        const uint64_t a_first[] = { 0, 10, 12, 13, 11, 0, 2, 3, 1 };
+        const uint64_t b_first[] = { 10, 12, 13, 11, 0, 0, 2, 3, 1 };
         const uint64_t *want;
 
         script_init(&s);
@@ -649,6 +653,55 @@ static void test_write_run_failure_hands_over(void **state) {
                 assert_int_equal(s.order[i], want[i]);
 }
 
+/*
+ * Per worker, ascending ids except each zone's second block, which goes
+ * last: the kernel's zone walk after every online stops at that hole.
+ */
+static void test_write_order_defers_second_of_each_zone(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 }, two[] = { -1, -1 };
+        struct policy p = test_policy(1, 0);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+        const uint64_t w0[] = { 0, 2, 3, 4, 6, 1, 5 }, w1[] = { 20, 24, 26, 22 }, w2[] = { 21, 25, 27, 23 },
+                       w3[] = { 40, 41 };
+        const uint64_t *want[] = { w0, w1, w2, w3 };
+        const size_t n_want[] = { ELEMENTSOF(w0), ELEMENTSOF(w1), ELEMENTSOF(w2), ELEMENTSOF(w3) };
+
+        script_init(&s);
+        /* One worker: blocks 0-3 movable, 4-6 kernel. */
+        tplan_group(&t, 0, one, 1, 0, 7, ZONE_MOVABLE);
+        for (size_t i = 4; i < 7; i++)
+                t.items[0][i].zone = ZONE_KERNEL;
+        /* Two workers (this test plan deals blocks round-robin): each defers its own second block. */
+        tplan_group(&t, 1, two, 2, 20, 8, ZONE_MOVABLE);
+        /* Two blocks: nothing to gain. */
+        tplan_group(&t, 2, one, 1, 40, 2, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->failed, 0);
+        assert_int_equal(s.total_calls, 17);
+        /* Workers interleave; each one's own sequence is fixed. */
+        for (size_t w = 0; w < ELEMENTSOF(want); w++) {
+                size_t k = 0;
+
+                for (size_t i = 0; i < s.total_calls; i++) {
+                        bool mine = false;
+
+                        for (size_t j = 0; j < n_want[w]; j++)
+                                mine = mine || s.order[i] == want[w][j];
+                        if (mine) {
+                                assert_true(k < n_want[w]);
+                                assert_int_equal(s.order[i], want[w][k++]);
+                        }
+                }
+                assert_int_equal(k, n_want[w]);
+        }
+        /* Results stay in plan order. */
+        for (size_t i = 0; i < 7; i++)
+                assert_int_equal(res->blocks[i].id, i);
+}
+
 static void test_stop(void **state) {
         struct tplan t = {};
         const int one[] = { -1 };
@@ -664,11 +717,16 @@ static void test_stop(void **state) {
         res = run_script(&t, &s, &p, &stop);
 
         assert_int_equal(s.total_calls, 3);
-        for (size_t i = 0; i < 3; i++) {
+        /* Written in order 30, 32, 33 (31 waits until last): results are in plan order. */
+        for (size_t i = 0; i < 6; i++) {
+                if (i != 0 && i != 2 && i != 3)
+                        continue;
                 assert_int_equal(res->blocks[i].error, 0);
                 assert_false(res->blocks[i].not_attempted);
         }
-        for (size_t i = 3; i < 6; i++) {
+        for (size_t i = 1; i < 6; i++) {
+                if (i == 2 || i == 3)
+                        continue;
                 assert_true(res->blocks[i].not_attempted);
                 assert_int_equal(res->blocks[i].error, -ECANCELED);
                 assert_int_equal(res->blocks[i].attempts, 0);
@@ -801,6 +859,7 @@ int main(void) {
                 cmocka_unit_test(test_fifo_interleave),
                 cmocka_unit_test(test_write_runs),
                 cmocka_unit_test(test_write_run_failure_hands_over),
+                cmocka_unit_test(test_write_order_defers_second_of_each_zone),
                 cmocka_unit_test(test_stop),
                 cmocka_unit_test(test_stop_before_start),
                 cmocka_unit_test(test_pin_failure),

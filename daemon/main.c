@@ -71,6 +71,7 @@ struct context {
         struct job *job;
         int done_fd;                    /* eventfd: the runner finished */
         atomic_bool stop;
+        atomic_bool more_work;          /* another job is queued: the runner may hold a block for it */
         bool exiting;
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
@@ -273,8 +274,22 @@ static int arm_timer(struct context *c) {
         return sd_event_source_set_enabled(c->timer_source, SD_EVENT_ONESHOT);
 }
 
+/* Another job will follow the running one: add events wait in the batcher, or a rescan. */
+static void update_more_work(struct context *c) {
+        atomic_store(&c->more_work, !c->exiting && (c->batcher.n > 0 || c->rescan_pending));
+}
+
+static int start_due_job(struct context *c);
+
 /* Start the next job if the runner is idle and work is due. */
 static int maybe_start_job(struct context *c) {
+        int r = start_due_job(c);
+
+        update_more_work(c);
+        return r;
+}
+
+static int start_due_job(struct context *c) {
         _cleanup_free_ struct job *j = NULL;
         uint64_t now = now_usec();
         bool due = batcher_due(&c->batcher, now);
@@ -440,6 +455,7 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         sd_notify(false, "STOPPING=1\nSTATUS=Stopping: finishing in-flight writes");
         c->exiting = true;
         atomic_store(&c->stop, true);
+        update_more_work(c);
         if (!c->runner_busy)
                 sd_event_exit(c->event, 0);
         return 0;
@@ -655,6 +671,7 @@ int main(int argc, char **argv) {
                 .sysfs_root = c.sysfs_root,
                 .reporter = &c.reporter,
                 .stop = &c.stop,
+                .more_work = &c.more_work,
                 .dry_run = c.dry_run,
                 .out = stdout,
         };

@@ -115,6 +115,7 @@ struct worker {
         int pin_error;                  /* 0 or -errno */
         uint64_t first_start, last_end; /* of this worker's writes, 0 if none */
         bool holding;                   /* owns a write slot between blocks */
+        size_t first_deferred;          /* items from here on are the zones' deferred blocks */
         unsigned streak;                /* writes in the current hold */
         /* The prefetcher, when it runs; ready[] and the counters are under pf_lock. */
         struct ready_block *ready;      /* per item */
@@ -296,20 +297,47 @@ static void *prefetch_main(void *userdata) {
  * online. In plain ascending order nothing stops it before the zone's end,
  * so a node's onlines cost O(n^2): 59 ms per block at 519 blocks in our
  * guest, against 1.7 ms for daxctl, whose directory order leaves holes.
- * One block kept offline until the end ends every walk there.
+ * One block kept offline until the end ends every walk there. A block held
+ * over from the last job takes that place in its zone: the hole stays
+ * where it is.
  */
+static bool held_over(const struct online_request *req, uint64_t id) {
+        for (size_t i = 0; i < req->n_held_in; i++)
+                if (req->held_in[i] == id)
+                        return true;
+        return false;
+}
+
 static void order_writes(struct worker *w, const struct online_result *res) {
         size_t seen[ZONE_KERNEL + 1] = {}, deferred[ZONE_KERNEL + 1], n_deferred = 0, n = 0;
+        bool has_held[ZONE_KERNEL + 1] = {};
+        const struct online_request *req = w->run->req;
 
+        for (size_t i = 0; i < w->n_items && req->n_held_in > 0; i++) {
+                const struct block_result *br = &res->blocks[w->items[i]];
+
+                if (br->zone >= ZONE_ONLINE && br->zone <= ZONE_KERNEL && held_over(req, br->id))
+                        has_held[br->zone] = true;
+        }
         for (size_t i = 0; i < w->n_items; i++) {
                 size_t item = w->items[i];
                 enum zone z = res->blocks[item].zone;
+                bool defer = false;
 
-                if (z >= ZONE_ONLINE && z <= ZONE_KERNEL && ++seen[z] == 2)
+                if (z >= ZONE_ONLINE && z <= ZONE_KERNEL && seen[z] < 2) {
+                        if (has_held[z])
+                                defer = held_over(req, res->blocks[item].id);
+                        else
+                                defer = ++seen[z] == 2;
+                        if (defer)
+                                seen[z] = 2;
+                }
+                if (defer)
                         deferred[n_deferred++] = item;
                 else
                         w->items[n++] = item;
         }
+        w->first_deferred = n;
         for (size_t i = 0; i < n_deferred; i++)
                 w->items[n++] = deferred[i];
 }
@@ -501,6 +529,14 @@ static void *worker_main(void *userdata) {
                 if (stopped(run)) {
                         br->not_attempted = true;
                         br->error = -ECANCELED;
+                        continue;
+                }
+                if (i >= w->first_deferred && run->req->hold_last && atomic_load(run->req->hold_last)) {
+                        struct ready_block rb = take_ready(w, i);
+
+                        if (rb.fd >= 0)
+                                close(rb.fd);
+                        br->held = br->skipped = true;
                         continue;
                 }
                 online_one(w, &g->items[idx - w->first_item], take_ready(w, i), br);

@@ -34,6 +34,7 @@ struct block_result {
         unsigned attempts;              /* writes issued (1 = first try) */
         bool already_online;            /* EINVAL but state says online: another agent did it */
         bool skipped;                   /* not offline (or gone) when its turn came: not written */
+        bool held;                      /* kept offline for the next job (hold_last); also skipped */
         bool not_attempted;             /* stopped before its turn (SIGTERM) */
         uint64_t usec;                  /* the successful write's duration */
         uint64_t done_usec;             /* CLOCK_MONOTONIC when it finished */
@@ -73,6 +74,15 @@ struct online_request {
         const struct online_ops *ops;   /* NULL = real sysfs */
         atomic_bool *stop;              /* set by SIGTERM: finish in-flight writes, start no more */
         unsigned write_run;             /* writes per slot hold; 0 = ONLINE_WRITE_RUN */
+        /*
+         * Each zone's second block is written last (see order_writes). While
+         * *hold_last is set when its turn comes (more add events are queued),
+         * it is left offline and marked held: the next job writes it, last
+         * again. held_in lists such blocks from the last job.
+         */
+        const atomic_bool *hold_last;
+        const uint64_t *held_in;
+        size_t n_held_in;
 };
 
 /*

@@ -28,6 +28,59 @@ void job_free(struct job *j) {
 void runner_done(struct runner *c) {
         topology_free(c->topology);
         c->topology = NULL;
+        free(c->held);
+        c->held = NULL;
+        c->n_held = 0;
+}
+
+/*
+ * Blocks the last job held back join this job's ids (a rescan covers them
+ * anyway); they stay in c->held for order_writes until this job replaces them.
+ */
+static int take_held(struct runner *c, struct job *j) {
+        size_t n = j->n_ids;
+        uint64_t *ids;
+
+        if (c->n_held == 0 || !j->ids)
+                return 0;
+        ids = reallocarray(j->ids, j->n_ids + c->n_held, sizeof(*ids));
+        if (!ids)
+                return -ENOMEM;
+        j->ids = ids;
+        for (size_t i = 0; i < c->n_held; i++) {
+                bool dup = false;
+
+                for (size_t k = 0; k < j->n_ids && !dup; k++)
+                        dup = ids[k] == c->held[i];
+                if (!dup)
+                        ids[n++] = c->held[i];
+        }
+        j->n_ids = n;
+        return 0;
+}
+
+/* What this job left offline for the next one. */
+static int keep_held(struct runner *c, const struct online_result *res) {
+        size_t n = 0;
+
+        free(c->held);
+        c->held = NULL;
+        c->n_held = 0;
+        for (size_t i = 0; res && i < res->n_blocks; i++)
+                n += res->blocks[i].held;
+        if (n == 0)
+                return 0;
+        c->held = calloc(n, sizeof(*c->held));
+        if (!c->held)
+                return -ENOMEM;
+        for (size_t i = 0; i < res->n_blocks; i++)
+                if (res->blocks[i].held) {
+                        c->held[c->n_held++] = res->blocks[i].id;
+                        report_log(c->reporter, LOG_DEBUG, NULL,
+                                   "memory%llu: left offline for the next batch, which is already queued",
+                                   (unsigned long long) res->blocks[i].id);
+                }
+        return 0;
 }
 
 uint64_t cpu_time_usec(void) {
@@ -231,7 +284,7 @@ static struct pass_clock pass_clock_now(void) {
 
 /* Plan and online one set of blocks; fills the job's counters. */
 static int online_blocks(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                         const char *trigger, uint64_t first_event_usec, struct pass_clock *clock,
+                         const char *trigger, uint64_t first_event_usec, bool may_hold, struct pass_clock *clock,
                          struct online_result **ret_res) {
         _cleanup_plan_ struct plan *plan = NULL;
         _cleanup_online_result_ struct online_result *res = NULL;
@@ -239,7 +292,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         struct batch_info info;
         size_t ratio_guarded, n_skipped = 0;
         uint64_t first_guarded;
-        int r;
+        int r, r_held = 0;
 
         r = plan_build(set, t, j->policy, &plan);
         if (r < 0) {
@@ -277,6 +330,9 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 .plan = plan,
                 .policy = j->policy,
                 .stop = c->stop,
+                .hold_last = may_hold ? c->more_work : NULL,
+                .held_in = may_hold ? c->held : NULL,
+                .n_held_in = may_hold ? c->n_held : 0,
         };
         pass_mark(clock, PHASE_PLAN);
         r = online_run(&req, &res);
@@ -285,6 +341,13 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                            strerror(-r));
                 return r;
         }
+
+        if (may_hold) {
+                /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
+                r_held = keep_held(c, res);
+                if (r_held < 0)
+                        report_log(c->reporter, LOG_ERR, NULL, "cannot keep the held blocks: %s", strerror(-r_held));
+        }
         warn_pin_failure(c, res);
         log_phases(c, clock, res->start_usec, plan->n_items);
 
@@ -292,7 +355,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 if (res->blocks[i].skipped)
                         n_skipped++;
         if (n_skipped == res->n_blocks)
-                return 0;       /* all online (another agent's) or gone by their turn: nothing to report */
+                return r_held;  /* all online (another agent's), gone or held: nothing to report */
 
         info = (struct batch_info) {
                 .trigger = trigger,
@@ -324,7 +387,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         j->duration_usec += res->end_usec - res->start_usec;
         if (ret_res)
                 *ret_res = TAKE_PTR(res);
-        return 0;
+        return r_held;
 }
 
 /* Convert selected devdax devices to system-ram and online their memory at once. */
@@ -380,7 +443,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                                         (void) append_if_offline(c, t, a / t->block_size, 0, true, &set);
                         resolve_nodes(c, j->policy, t, &set);
                         (void) pmem_attribute_blocks(&after, t->block_size, &set);
-                        (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], &clock, &res);
+                        (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], false, &clock, &res);
                         j->onlined += sub.onlined;
                         j->failed += sub.failed;
                         j->not_attempted += sub.not_attempted;
@@ -437,6 +500,9 @@ int runner_run_job(struct runner *c, struct job *j) {
         int r;
 
         handle_dax(c, j);
+        r = take_held(c, j);
+        if (r < 0)
+                return r;
         if (j->n_ids == 0 && j->ids)
                 return 0;
         if (atomic_load(c->stop))
@@ -479,7 +545,7 @@ int runner_run_job(struct runner *c, struct job *j) {
                 if (r < 0)
                         report_log(c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
         }
-        r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, &clock, NULL);
+        r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, true, &clock, NULL);
 finish:
         pmem_devices_clear(&devs);
         block_set_clear(&set);

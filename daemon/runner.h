@@ -23,6 +23,9 @@ struct runner {
         bool dry_run;                   /* print the plan to out, write nothing */
         FILE *out;                      /* dry-run output */
         struct topology *topology;      /* kept between jobs; the runner thread's alone */
+        const atomic_bool *more_work;   /* set by the event loop while another job is queued */
+        uint64_t *held;                 /* blocks the last job left offline for this one */
+        size_t n_held;
 };
 
 /* Drop what the runner keeps between jobs. */

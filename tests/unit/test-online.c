@@ -171,6 +171,28 @@ static void script_errs(struct script *s, uint64_t id, size_t n, ...) {
         s->b[id].n_errs = n;
 }
 
+static struct online_result *run_script_held(struct tplan *t, struct script *s, const struct policy *p,
+                                             const atomic_bool *hold_last, const uint64_t *held_in,
+                                             size_t n_held_in) {
+        struct online_ops ops = { .write_state = s_write, .read_state = s_read, .userdata = s };
+        struct online_request req = {
+                .sysfs_root = "/nonexistent",
+                .block_size = 128ULL << 20,
+                .plan = &t->plan,
+                .policy = p,
+                .ops = &ops,
+                .write_run = s->write_run,
+                .hold_last = hold_last,
+                .held_in = held_in,
+                .n_held_in = n_held_in,
+        };
+        struct online_result *res = NULL;
+
+        assert_int_equal(online_run(&req, &res), 0);
+        assert_non_null(res);
+        return res;
+}
+
 static struct online_result *run_script(struct tplan *t, struct script *s, const struct policy *p,
                                         atomic_bool *stop) {
         struct online_ops ops = { .write_state = s_write, .read_state = s_read, .userdata = s };
@@ -702,6 +724,61 @@ static void test_write_order_defers_second_of_each_zone(void **state) {
                 assert_int_equal(res->blocks[i].id, i);
 }
 
+/* While hold_last is set, the deferred blocks are left offline and marked held. */
+static void test_hold_last(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 0);
+        atomic_bool more = true;
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        tplan_group(&t, 0, one, 1, 0, 6, ZONE_MOVABLE);
+        res = run_script_held(&t, &s, &p, &more, NULL, 0);
+
+        assert_int_equal(s.total_calls, 5);
+        assert_int_equal(s.b[1].calls, 0);
+        assert_true(res->blocks[1].held);
+        assert_true(res->blocks[1].skipped);
+        assert_int_equal(res->blocks[1].attempts, 0);
+        for (size_t i = 0; i < 6; i++)
+                assert_int_equal(res->blocks[i].held, i == 1);
+        assert_int_equal(res->groups[0].blocks, 5);
+        assert_int_equal(res->failed, 0);
+}
+
+/* A block held over from the last job is its zone's deferred block: written last, the second one in order. */
+static void test_held_in_written_last(void **state) {
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 0);
+        atomic_bool more = false;
+        const uint64_t held[] = { 1 };
+        const uint64_t want[] = { 6, 7, 8, 1 };
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        tplan_group(&t, 0, one, 1, 6, 3, ZONE_MOVABLE);
+        /* Block 1 joins the group, first in plan order as the lowest id. */
+        memmove(&t.blocks[0][1], &t.blocks[0][0], 3 * sizeof(t.blocks[0][0]));
+        memmove(&t.items[0][1], &t.items[0][0], 3 * sizeof(t.items[0][0]));
+        t.blocks[0][0] = t.blocks[0][1];
+        t.blocks[0][0].id = 1;
+        t.items[0][0] = t.items[0][1];
+        for (size_t i = 0; i < 4; i++)
+                t.items[0][i].block = &t.blocks[0][i];
+        t.groups[0].n_items = 4;
+        t.plan.n_items = 4;
+        res = run_script_held(&t, &s, &p, &more, held, 1);
+
+        assert_int_equal(s.total_calls, 4);
+        for (size_t i = 0; i < 4; i++)
+                assert_int_equal(s.order[i], want[i]);
+        assert_false(res->blocks[0].held);
+}
+
 static void test_stop(void **state) {
         struct tplan t = {};
         const int one[] = { -1 };
@@ -860,6 +937,8 @@ int main(void) {
                 cmocka_unit_test(test_write_runs),
                 cmocka_unit_test(test_write_run_failure_hands_over),
                 cmocka_unit_test(test_write_order_defers_second_of_each_zone),
+                cmocka_unit_test(test_hold_last),
+                cmocka_unit_test(test_held_in_written_last),
                 cmocka_unit_test(test_stop),
                 cmocka_unit_test(test_stop_before_start),
                 cmocka_unit_test(test_pin_failure),

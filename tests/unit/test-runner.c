@@ -69,8 +69,8 @@ static struct policy *policy_from(const struct fixture *f, const char *text) {
 #define RATIO_100 "[zones]\ndefault = online_movable\nmovable_ratio = 100\nratio_per_node = yes\n"
 
 /* Run one batch of add events (and online events), as the daemon's runner thread does. */
-static void run_batch(struct fixture *f, struct policy *p, uint64_t first, uint64_t count,
-                      const uint64_t *touched, size_t n_touched, bool reload) {
+static size_t run_batch(struct fixture *f, struct policy *p, uint64_t first, uint64_t count,
+                        const uint64_t *touched, size_t n_touched, bool reload) {
         struct job j = {
                 .trigger = "udev",
                 .policy = p,
@@ -92,6 +92,7 @@ static void run_batch(struct fixture *f, struct policy *p, uint64_t first, uint6
         assert_int_equal(j.failed, 0);
         free(j.ids);
         free(j.touched);
+        return j.onlined;
 }
 
 static void assert_state(const struct fixture *f, uint64_t id, const char *want) {
@@ -243,6 +244,42 @@ static void test_new_node(void **state) {
         assert_state(f, 96, "online_kernel");
 }
 
+/*
+ * While another batch is queued, each zone's deferred block stays offline
+ * and joins the next batch, deferred again: the kernel's zone walk keeps
+ * stopping at it. The last batch writes it.
+ */
+static void test_held_for_next_batch(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\n");
+        atomic_bool more = true;
+
+        f->runner.more_work = &more;
+        fake_add_blocks(f->root, 32, 10, 1, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 32, 4, NULL, 0, false), 3);
+        assert_state(f, 32, "online_movable");
+        assert_state(f, 33, "offline");
+        assert_state(f, 34, "online_movable");
+        assert_state(f, 35, "online_movable");
+        assert_int_equal(f->runner.n_held, 1);
+        assert_int_equal(f->runner.held[0], 33);
+
+        /* Still more to come: 33 stays the hole; the new blocks' second one is written. */
+        assert_int_equal(run_batch(f, p, 36, 3, NULL, 0, false), 3);
+        assert_state(f, 33, "offline");
+        assert_state(f, 37, "online_movable");
+        assert_int_equal(f->runner.n_held, 1);
+        assert_int_equal(f->runner.held[0], 33);
+
+        /* The last batch: everything is written. */
+        atomic_store(&more, false);
+        assert_int_equal(run_batch(f, p, 39, 3, NULL, 0, false), 4);
+        for (uint64_t id = 32; id < 42; id++)
+                assert_state(f, id, "online_movable");
+        assert_int_equal(f->runner.n_held, 0);
+        assert_null(strstr(f->out, "MEMONLINE_FAILED=1"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
@@ -250,6 +287,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_reload_after_offline, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rescan_reloads, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_new_node, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_held_for_next_batch, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

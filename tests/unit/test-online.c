@@ -173,28 +173,7 @@ static void script_errs(struct script *s, uint64_t id, size_t n, ...) {
 
 static struct online_result *run_script_held(struct tplan *t, struct script *s, const struct policy *p,
                                              const atomic_bool *hold_last, const uint64_t *held_in,
-                                             size_t n_held_in) {
-        struct online_ops ops = { .write_state = s_write, .read_state = s_read, .userdata = s };
-        struct online_request req = {
-                .sysfs_root = "/nonexistent",
-                .block_size = 128ULL << 20,
-                .plan = &t->plan,
-                .policy = p,
-                .ops = &ops,
-                .write_run = s->write_run,
-                .hold_last = hold_last,
-                .held_in = held_in,
-                .n_held_in = n_held_in,
-        };
-        struct online_result *res = NULL;
-
-        assert_int_equal(online_run(&req, &res), 0);
-        assert_non_null(res);
-        return res;
-}
-
-static struct online_result *run_script(struct tplan *t, struct script *s, const struct policy *p,
-                                        atomic_bool *stop) {
+                                             size_t n_held_in, atomic_bool *stop) {
         struct online_ops ops = { .write_state = s_write, .read_state = s_read, .userdata = s };
         struct online_request req = {
                 .sysfs_root = "/nonexistent",
@@ -204,6 +183,9 @@ static struct online_result *run_script(struct tplan *t, struct script *s, const
                 .ops = &ops,
                 .stop = stop,
                 .write_run = s->write_run,
+                .hold_last = hold_last,
+                .held_in = held_in,
+                .n_held_in = n_held_in,
         };
         struct online_result *res = NULL;
 
@@ -212,6 +194,11 @@ static struct online_result *run_script(struct tplan *t, struct script *s, const
         assert_int_equal(res->n_blocks, t->plan.n_items);
         assert_int_equal(res->n_groups, t->plan.n_groups);
         return res;
+}
+
+static struct online_result *run_script(struct tplan *t, struct script *s, const struct policy *p,
+                                        atomic_bool *stop) {
+        return run_script_held(t, s, p, NULL, NULL, 0, stop);
 }
 
 /* ---- tests ----------------------------------------------------------- */
@@ -735,7 +722,7 @@ static void test_hold_last(void **state) {
 
         script_init(&s);
         tplan_group(&t, 0, one, 1, 0, 6, ZONE_MOVABLE);
-        res = run_script_held(&t, &s, &p, &more, NULL, 0);
+        res = run_script_held(&t, &s, &p, &more, NULL, 0, NULL);
 
         assert_int_equal(s.total_calls, 5);
         assert_int_equal(s.b[1].calls, 0);
@@ -771,7 +758,7 @@ static void test_held_in_written_last(void **state) {
                 t.items[0][i].block = &t.blocks[0][i];
         t.groups[0].n_items = 4;
         t.plan.n_items = 4;
-        res = run_script_held(&t, &s, &p, &more, held, 1);
+        res = run_script_held(&t, &s, &p, &more, held, 1, NULL);
 
         assert_int_equal(s.total_calls, 4);
         for (size_t i = 0; i < 4; i++)

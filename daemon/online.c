@@ -114,6 +114,7 @@ struct worker {
         bool started;
         int pin_error;                  /* 0 or -errno */
         uint64_t first_start, last_end; /* of this worker's writes, 0 if none */
+        uint64_t ran_usec, prepared_usec, pinned_usec; /* thread start, first block open, pinned: for the debug log */
         bool holding;                   /* owns a write slot between blocks */
         size_t first_deferred;          /* items from here on are the zones' deferred blocks */
         unsigned streak;                /* writes in the current hold */
@@ -518,9 +519,12 @@ static void *worker_main(void *userdata) {
         struct run *run = w->run;
         const struct plan_group *g = &run->req->plan->groups[w->group];
 
+        w->ran_usec = now_usec();
         prefetch_start(w);
+        w->prepared_usec = now_usec();
         if (w->cpu >= 0)
                 w->pin_error = pin_self(w->cpu);
+        w->pinned_usec = now_usec();
 
         for (size_t i = 0; i < w->n_items; i++) {
                 size_t idx = w->items[i];
@@ -600,6 +604,7 @@ int online_run(const struct online_request *req, struct online_result **ret) {
         _cleanup_online_result_ struct online_result *res = NULL;
         struct worker *workers = NULL;
         size_t n_workers = 0, n_blocks = 0, wi = 0, first;
+        uint64_t run_start = now_usec(), first_t0 = 0;
         struct run run = {};
         pthread_attr_t attr;
         int r = 0;
@@ -734,6 +739,14 @@ int online_run(const struct online_request *req, struct online_result **ret) {
 
                         if (w->first_start && (gr->start_usec == 0 || w->first_start < gr->start_usec))
                                 gr->start_usec = w->first_start;
+                        if (w->first_start && (first_t0 == 0 || w->first_start < first_t0)) {
+                                /* The first writer's way to its first write. */
+                                first_t0 = w->first_start;
+                                res->first_steps_usec[ONLINE_STEP_THREAD] = w->ran_usec - run_start;
+                                res->first_steps_usec[ONLINE_STEP_OPEN] = w->prepared_usec - w->ran_usec;
+                                res->first_steps_usec[ONLINE_STEP_PIN] = w->pinned_usec - w->prepared_usec;
+                                res->first_steps_usec[ONLINE_STEP_SLOT] = w->first_start - w->pinned_usec;
+                        }
                         if (w->last_end > gr->end_usec)
                                 gr->end_usec = w->last_end;
                         if (w->pin_error < 0 && !res->pin_failed) {

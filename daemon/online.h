@@ -53,6 +53,15 @@ struct group_result {
         size_t n_lat;
 };
 
+/* Steps of the first writer from online_run()'s start to its first write (debug log). */
+enum online_step {
+        ONLINE_STEP_THREAD,             /* until its thread ran */
+        ONLINE_STEP_OPEN,               /* its first block's file opened and read, its helper started */
+        ONLINE_STEP_PIN,                /* pinned to its CPU */
+        ONLINE_STEP_SLOT,               /* until the write slot was its */
+        _ONLINE_STEP_MAX,
+};
+
 struct online_result {
         struct block_result *blocks;    /* one per plan item, plan order */
         size_t n_blocks;
@@ -61,6 +70,7 @@ struct online_result {
         size_t failed;
         uint64_t bytes;                 /* of blocks that came online */
         uint64_t start_usec, end_usec;
+        uint64_t first_steps_usec[_ONLINE_STEP_MAX];
         bool pin_failed;                /* some worker could not pin */
         int pin_errno;
         int pin_cpu;

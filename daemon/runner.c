@@ -256,7 +256,9 @@ static void pass_mark(struct pass_clock *clock, enum pass_phase phase) {
 }
 
 /* Where a batch's preparation went, for whoever debugs a slow one. */
-static void log_phases(struct runner *c, const struct pass_clock *clock, uint64_t first_write_usec, size_t n) {
+static void log_phases(struct runner *c, const struct pass_clock *clock, const struct online_result *res, size_t n) {
+        uint64_t first_write_usec = res->start_usec;
+        const uint64_t *steps = res->first_steps_usec;
         static const char *const names[_PHASE_MAX] = {
                 [PHASE_TOPOLOGY] = "topology", [PHASE_BLOCKS] = "blocks", [PHASE_NODES] = "node links",
                 [PHASE_DAX] = "dax", [PHASE_PLAN] = "plan",
@@ -274,8 +276,11 @@ static void log_phases(struct runner *c, const struct pass_clock *clock, uint64_
                                          end - prev);
                 prev = end;
         }
-        report_log(c->reporter, LOG_DEBUG, NULL, "%zu blocks prepared (µs):%s, to the first write %" PRIu64, n,
-                   len ? buf : "", first_write_usec > prev ? first_write_usec - prev : 0);
+        report_log(c->reporter, LOG_DEBUG, NULL,
+                   "%zu blocks prepared (µs):%s, to the first write %" PRIu64 " (thread %" PRIu64 ", first open %" PRIu64
+                   ", pin %" PRIu64 ", write slot %" PRIu64 ")",
+                   n, len ? buf : "", first_write_usec > prev ? first_write_usec - prev : 0,
+                   steps[ONLINE_STEP_THREAD], steps[ONLINE_STEP_OPEN], steps[ONLINE_STEP_PIN], steps[ONLINE_STEP_SLOT]);
 }
 
 static struct pass_clock pass_clock_now(void) {
@@ -349,7 +354,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                         report_log(c->reporter, LOG_ERR, NULL, "cannot keep the held blocks: %s", strerror(-r_held));
         }
         warn_pin_failure(c, res);
-        log_phases(c, clock, res->start_usec, plan->n_items);
+        log_phases(c, clock, res, plan->n_items);
 
         for (size_t i = 0; i < res->n_blocks; i++)
                 if (res->blocks[i].skipped)

@@ -139,6 +139,10 @@ def targets(stats, which):
         if mo and dx:
             print("- NVDIMM %d blocks: memonlined %s s vs daxctl's own onlining %s s (faster: %s)" % (
                 blocks, fmt(mo), fmt(dx), "met" if mo < dx else "MISSED"))
+        ke = stats.get(("nvdimm", blocks, "daxctl-no-online+memonlined-kernel-events"), {}).get(which)
+        if ke and dx:
+            print("- NVDIMM %d blocks: memonlined with event_source = kernel %s s vs daxctl %s s (faster: %s)" % (
+                blocks, fmt(ke), fmt(dx), "yes" if ke < dx else "no"))
 
 
 

@@ -55,7 +55,8 @@ DIMM_CONTENDERS = {
     "serial-loop": ("", None, "serial"),
     "chmem": ("", None, "chmem"),
 }
-NVDIMM_CONTENDERS = ("daxctl-online", "daxctl-no-online+memonlined")
+NVDIMM_CONTENDERS = ("daxctl-online", "daxctl-no-online+memonlined", "daxctl-no-online+memonlined-kernel-events")
+NVDIMM_CONF = {"daxctl-no-online+memonlined-kernel-events": "[daemon]\nevent_source = kernel\n"}
 # Diagnostic, not in the default set: memonlined starts only once udevd has
 # handled the add events (as daxctl's own onlining waits for them).
 NVDIMM_DIAG = ("daxctl-no-online+settle+memonlined",)
@@ -379,7 +380,7 @@ def run_nvdimm(args, name, blocks, rep):
         res["boot_retries"] = vm.boot_retries
         own = name == "daxctl-online"
         settle_first = name == "daxctl-no-online+settle+memonlined"
-        prepare(vm, None if own else "", None, args.daemon_debug)
+        prepare(vm, None if own else NVDIMM_CONF.get(name, ""), None, args.daemon_debug)
         if settle_first:
             vm.sh("systemctl stop memonlined.service; "
                   "rm -f /usr/lib/udev/rules.d/99-memonline.rules /lib/udev/rules.d/99-memonline.rules; "

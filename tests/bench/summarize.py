@@ -7,7 +7,9 @@ Prints Markdown: per hot-add kind, block count and contender the median
 and min-max of the end-to-end time over the successful trials, the ratio
 of the median to kernel auto-online (DIMMs) or to daxctl's own onlining
 (NVDIMMs), hotplug lock restarts, per-block kernel online_pages time,
-memonlined's write latency and CPU per block; then the targets.
+the time from the last add's end to the last block online (what an onliner
+controls once the kernel has added the memory), memonlined's write latency
+and CPU per block; then the targets.
 --plot-data writes "contender blocks median min max" rows for gnuplot.
 """
 
@@ -73,6 +75,8 @@ def main():
             "cpu": med([r["mo_cpu_usec_per_block"] for r in ok if "mo_cpu_usec_per_block" in r]),
             "evd": med([r["event_delay_ms"] for r in ok if "event_delay_ms" in r]),
             "react": med([r["first_online_after_s"] for r in ok if "first_online_after_s" in r]),
+            # What the onliner controls: from the last add's end to the last block online.
+            "after": med([r["e2e_s"] - max(r["adds_done_at_s"]) for r in ok if r.get("adds_done_at_s")]),
             "blocks": med([r.get("blocks") for r in ok if r.get("blocks")]),
             "errors": [r.get("error") for r in rs if not r.get("ok")],
             # another guest ran during the trial: TCG timings are CPU-bound on this host
@@ -80,9 +84,9 @@ def main():
         }
 
     print("| kind | blocks | contender | ok/runs (disturbed) | e2e median s | min-max s | x floor | undisturbed median s (n) | x floor, undisturbed | first online after s "
-          "| lock restarts | kernel online_pages p50/p99 µs | memonlined write p50/p99/max µs | CPU µs/block "
+          "| after the last add s | lock restarts | kernel online_pages p50/p99 µs | memonlined write p50/p99/max µs | CPU µs/block "
           "| event delay ms |")
-    print("|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|---|---|---:|---:|")
+    print("|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|")
     for key in sorted(stats, key=lambda k: (k[0], k[1], stats[k]["median"] or 1e9)):
         kind, blocks, c = key
         s = stats[key]
@@ -92,9 +96,10 @@ def main():
         cratio = s["calm"] / cfloor if s["calm"] and cfloor else None
         mo = "-" if s["mo50"] is None else "%d/%d/%d" % (s["mo50"], s["mo99"], s["momax"])
         kk = "-" if s["k50"] is None else "%d/%d" % (s["k50"], s["k99"])
-        print("| %s | %s | %s | %d/%d (%d) | %s | %s-%s | %s | %s (%d) | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %d/%d (%d) | %s | %s-%s | %s | %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             kind, int(s["blocks"]) if s["blocks"] else blocks, c, s["ok"], s["n"], s["disturbed"], fmt(s["median"]),
             fmt(s["min"]), fmt(s["max"]), fmt(ratio), fmt(s["calm"]), s["n_calm"], fmt(cratio), fmt(s["react"]),
+            fmt(s["after"]),
             ",".join(str(x) for x in s["restarts"]) or "-", kk, mo, fmt(s["cpu"], 1), fmt(s["evd"], 1)))
     errs = [(k, e) for k in stats for e in stats[k]["errors"]]
     if errs:

@@ -310,33 +310,33 @@ static bool held_over(const struct online_request *req, uint64_t id) {
 }
 
 static void order_writes(struct worker *w, const struct online_result *res) {
-        size_t seen[ZONE_KERNEL + 1] = {}, deferred[ZONE_KERNEL + 1], n_deferred = 0, n = 0;
-        bool has_held[ZONE_KERNEL + 1] = {};
-        const struct online_request *req = w->run->req;
+        size_t last[ZONE_KERNEL + 1], seen[ZONE_KERNEL + 1] = {}, n = 0, n_deferred = 0;
+        size_t deferred[ZONE_KERNEL + 1];
+        bool held[ZONE_KERNEL + 1] = {};
 
-        for (size_t i = 0; i < w->n_items && req->n_held_in > 0; i++) {
+        /* Per zone, the item that goes last: a held-over block, else the second. */
+        for (size_t z = 0; z <= ZONE_KERNEL; z++)
+                last[z] = SIZE_MAX;
+        for (size_t i = 0; i < w->n_items; i++) {
                 const struct block_result *br = &res->blocks[w->items[i]];
+                enum zone z = br->zone;
 
-                if (br->zone >= ZONE_ONLINE && br->zone <= ZONE_KERNEL && held_over(req, br->id))
-                        has_held[br->zone] = true;
+                if (z < ZONE_ONLINE || z > ZONE_KERNEL)
+                        continue;
+                if (held_over(w->run->req, br->id)) {
+                        if (!held[z])
+                                last[z] = i;    /* the lowest one keeps the hole */
+                        held[z] = true;
+                } else if (++seen[z] == 2 && !held[z])
+                        last[z] = i;
         }
         for (size_t i = 0; i < w->n_items; i++) {
-                size_t item = w->items[i];
-                enum zone z = res->blocks[item].zone;
-                bool defer = false;
+                enum zone z = res->blocks[w->items[i]].zone;
 
-                if (z >= ZONE_ONLINE && z <= ZONE_KERNEL && seen[z] < 2) {
-                        if (has_held[z])
-                                defer = held_over(req, res->blocks[item].id);
-                        else
-                                defer = ++seen[z] == 2;
-                        if (defer)
-                                seen[z] = 2;
-                }
-                if (defer)
-                        deferred[n_deferred++] = item;
+                if (z >= ZONE_ONLINE && z <= ZONE_KERNEL && last[z] == i)
+                        deferred[n_deferred++] = w->items[i];
                 else
-                        w->items[n++] = item;
+                        w->items[n++] = w->items[i];
         }
         w->first_deferred = n;
         for (size_t i = 0; i < n_deferred; i++)

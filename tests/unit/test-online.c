@@ -741,23 +741,14 @@ static void test_held_in_written_last(void **state) {
         const int one[] = { -1 };
         struct policy p = test_policy(1, 0);
         atomic_bool more = false;
-        const uint64_t held[] = { 1 };
-        const uint64_t want[] = { 6, 7, 8, 1 };
+        const uint64_t held[] = { 5 };
+        const uint64_t want[] = { 6, 7, 8, 5 };
         struct script s;
         _cleanup_online_result_ struct online_result *res = NULL;
 
         script_init(&s);
-        tplan_group(&t, 0, one, 1, 6, 3, ZONE_MOVABLE);
-        /* Block 1 joins the group, first in plan order as the lowest id. */
-        memmove(&t.blocks[0][1], &t.blocks[0][0], 3 * sizeof(t.blocks[0][0]));
-        memmove(&t.items[0][1], &t.items[0][0], 3 * sizeof(t.items[0][0]));
-        t.blocks[0][0] = t.blocks[0][1];
-        t.blocks[0][0].id = 1;
-        t.items[0][0] = t.items[0][1];
-        for (size_t i = 0; i < 4; i++)
-                t.items[0][i].block = &t.blocks[0][i];
-        t.groups[0].n_items = 4;
-        t.plan.n_items = 4;
+        /* Block 5, held over, is the lowest id and first in plan order. */
+        tplan_group(&t, 0, one, 1, 5, 4, ZONE_MOVABLE);
         res = run_script_held(&t, &s, &p, &more, held, 1, NULL);
 
         assert_int_equal(s.total_calls, 4);
@@ -782,15 +773,16 @@ static void test_stop(void **state) {
 
         assert_int_equal(s.total_calls, 3);
         /* Written in order 30, 32, 33 (31 waits until last): results are in plan order. */
-        for (size_t i = 0; i < 6; i++) {
-                if (i != 0 && i != 2 && i != 3)
-                        continue;
+        const size_t written[] = { 0, 2, 3 }, left[] = { 1, 4, 5 };
+        for (size_t k = 0; k < ELEMENTSOF(written); k++) {
+                size_t i = written[k];
+
                 assert_int_equal(res->blocks[i].error, 0);
                 assert_false(res->blocks[i].not_attempted);
         }
-        for (size_t i = 1; i < 6; i++) {
-                if (i == 2 || i == 3)
-                        continue;
+        for (size_t k = 0; k < ELEMENTSOF(left); k++) {
+                size_t i = left[k];
+
                 assert_true(res->blocks[i].not_attempted);
                 assert_int_equal(res->blocks[i].error, -ECANCELED);
                 assert_int_equal(res->blocks[i].attempts, 0);

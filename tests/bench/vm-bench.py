@@ -15,7 +15,9 @@ memory and waits until every new block is online. Times are the guest's
 CLOCK_MONOTONIC (trace_clock=mono): end to end = first
 add_memory_resource entry to the last online_pages return. Contenders are
 interleaved: every repeat runs every size and every contender before the
-next repeat starts. One JSON line per trial goes to --out.
+next repeat starts. One JSON line per trial goes to --out. Guests boot
+with `quiet` (--guest-append): under TCG the emulated serial console
+stalls vCPUs while the kernel prints its hotplug messages.
 
 DIMM hot-add: two pc-dimms of half the size each, on nodes 0 and 1, so
 that memonlined with several workers has several writers to offer.
@@ -257,6 +259,7 @@ def host_headroom_ok(size, guest_mem_mib):
 
 
 def new_vm(args, append):
+    append = " ".join(a for a in (append, args.guest_append) if a)
     return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=MAXMEM, virtio_mem_size=0,
               extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400)
 
@@ -461,6 +464,10 @@ def main():
                     help="before each trial wait up to this long for a quiet host (no other guest)")
     ap.add_argument("--guest-mem-mib", type=int, default=GUEST_MEM_MIB,
                     help="boot memory; the kernel zones must hold the memmap of the hot-added memory")
+    # Under TCG each character on the emulated serial console takes QEMU's
+    # global lock: the kernel's hotplug messages stalled vCPUs for seconds.
+    ap.add_argument("--guest-append", default="quiet",
+                    help="added to every guest's kernel command line (default: quiet; '' for the console loud)")
     ap.add_argument("--smoke", action="store_true",
                     help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster)")
     a = ap.parse_args()
@@ -504,6 +511,7 @@ def main():
                     r = run(a, c, s, rep)
                     r["retry_of"] = first
                 r["trial_wall_s"] = round(time.monotonic() - t, 1)
+                r["guest_append"] = a.guest_append
                 # Other guests on this host distort TCG timings: keep the evidence.
                 r["host_load_before"] = round(load, 2)
                 r["waited_for_quiet_s"], r["host_quiet"] = waited, quiet

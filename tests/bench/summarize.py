@@ -53,6 +53,13 @@ def main():
         del args[i:i + 2]
     rows = load(args)
     trials = [r for r in rows if "contender" in r]
+    # Rows from before --guest-append ran with the console loud; say when a file mixes the two.
+    appends = defaultdict(int)
+    for r in trials:
+        appends[r.get("guest_append", "")] += 1
+    if trials:
+        print("Guest kernel command line additions: %s\n" % ", ".join(
+            "%s (%d trials)" % (a or "none", n) for a, n in sorted(appends.items())))
     groups = defaultdict(list)
     for r in trials:
         groups[(r["kind"], r.get("blocks_requested", r.get("blocks")), r["contender"])].append(r)

@@ -85,6 +85,8 @@ struct run {
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
         bool regular_files;             /* a test tree, not sysfs: a write must replace the contents */
+        int memory_dir_fd;              /* devices/system/memory, -1 with ops or when it cannot be opened */
+        int memory_dir_error;           /* why not, -errno */
 };
 
 /* What a block's turn needs, made ready ahead of it: its state file open and its state read. */
@@ -173,15 +175,30 @@ static unsigned backoff_for(const struct run *run, unsigned attempt) {
         return (unsigned) ms;
 }
 
-static int open_state(const char *root, uint64_t id, int *ret_fd) {
+/* The memory directory, opened once per run: each block's open then walks two components, not the whole path. */
+static int open_memory_dir(const char *root, int *ret_fd) {
         _cleanup_free_ char *path = NULL;
         int r, fd;
 
-        r = sysfs_path(&path, root, "devices/system/memory/memory%" PRIu64 "/state", id);
+        r = sysfs_path(&path, root, "devices/system/memory");
         if (r < 0)
                 return r;
+        fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+static int open_state(const struct run *run, uint64_t id, int *ret_fd) {
+        char rel[64];
+        int fd;
+
+        if (run->memory_dir_fd < 0)
+                return run->memory_dir_error;   /* each block fails as its own open would have */
+        snprintf(rel, sizeof(rel), "memory%" PRIu64 "/state", id);
         /* One open for the state check and the write. */
-        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        fd = openat(run->memory_dir_fd, rel, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         *ret_fd = fd;
@@ -225,11 +242,10 @@ static int read_state(const struct run *run, uint64_t id, int fd, enum block_sta
 }
 
 /* sysfs or a test tree of regular files (--sysfs-root)? */
-static bool tree_is_sysfs(const char *root) {
-        _cleanup_free_ char *path = NULL;
+static bool tree_is_sysfs(int memory_dir_fd) {
         struct statfs sfs;
 
-        if (sysfs_path(&path, root, "devices/system/memory") < 0 || statfs(path, &sfs) < 0)
+        if (memory_dir_fd < 0 || fstatfs(memory_dir_fd, &sfs) < 0)
                 return true;
         return sfs.f_type == SYSFS_MAGIC;
 }
@@ -253,7 +269,7 @@ static struct ready_block prepare_block(const struct run *run, uint64_t id) {
         struct ready_block rb = { .fd = -1 };
 
         if (!run->req->ops)
-                rb.error = open_state(run->req->sysfs_root, id, &rb.fd);
+                rb.error = open_state(run, id, &rb.fd);
         if (rb.error == 0)
                 rb.state_error = read_state(run, id, rb.fd, &rb.state);
         return rb;
@@ -605,7 +621,9 @@ int online_run(const struct online_request *req, struct online_result **ret) {
         struct worker *workers = NULL;
         size_t n_workers = 0, n_blocks = 0, wi = 0, first;
         uint64_t run_start = now_usec(), first_t0 = 0;
-        struct run run = {};
+        struct run run = { .memory_dir_fd = -1 };
+        _cleanup_close_ int memory_dir_fd = -1;
+        int memory_dir_error = 0;
         pthread_attr_t attr;
         int r = 0;
 
@@ -643,9 +661,14 @@ int online_run(const struct online_request *req, struct online_result **ret) {
                         return -ENOMEM;
         }
 
+        /* Without it every block's open fails with the directory's error, as it would have alone. */
+        if (!req->ops)
+                memory_dir_error = open_memory_dir(req->sysfs_root, &memory_dir_fd);
         run = (struct run) {
                 .req = req,
-                .regular_files = !req->ops && !tree_is_sysfs(req->sysfs_root),
+                .memory_dir_fd = memory_dir_fd,
+                .memory_dir_error = memory_dir_error,
+                .regular_files = !req->ops && !tree_is_sysfs(memory_dir_fd),
                 .res = res,
                 .arbiter.limit = 1,
                 .write_run = req->write_run > 0 ? req->write_run : ONLINE_WRITE_RUN,

@@ -282,6 +282,45 @@ static unsigned open_fds(void) {
 }
 
 /*
+ * The memory directory is opened once per run. Gone, every block counts
+ * as removed (skipped); unusable, every block fails with its error.
+ */
+static void test_memory_dir_unusable(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int unpinned[] = { -1 };
+        struct policy p = test_policy(1, 2);
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = {
+                .sysfs_root = root,
+                .block_size = 128ULL << 20,
+                .plan = &t.plan,
+                .policy = &p,
+        };
+        unsigned fds_before = open_fds();
+
+        tplan_group(&t, 0, unpinned, 1, 16, 3, ZONE_MOVABLE);
+        assert_int_equal(online_run(&req, &res), 0);
+        for (size_t i = 0; i < 3; i++) {
+                assert_true(res->blocks[i].skipped);
+                assert_int_equal(res->blocks[i].error, 0);
+        }
+        assert_int_equal(res->failed, 0);
+        online_result_free(TAKE_PTR(res));
+
+        fake_write(root, "devices/system/memory", "not a directory\n");
+        assert_int_equal(online_run(&req, &res), 0);
+        for (size_t i = 0; i < 3; i++) {
+                assert_false(res->blocks[i].skipped);
+                assert_int_equal(res->blocks[i].error, -ENOTDIR);
+                assert_int_equal(res->blocks[i].attempts, 0);
+        }
+        assert_int_equal(res->failed, 3);
+        assert_int_equal(open_fds(), fds_before);
+        fake_tree_free(root);
+}
+
+/*
  * On a tree (not ops): each worker's helper opens files ahead of the
  * writes. Many more blocks than it prepares ahead, some not offline by
  * their turn, one gone: every offline one written, nothing left open.
@@ -903,6 +942,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fake_tree),
                 cmocka_unit_test(test_prefetch_tree),
+                cmocka_unit_test(test_memory_dir_unusable),
                 cmocka_unit_test(test_ebusy_then_success),
                 cmocka_unit_test(test_eagain_exhausted),
                 cmocka_unit_test(test_einval),

@@ -83,6 +83,67 @@ static int keep_held(struct runner *c, const struct online_result *res) {
         return 0;
 }
 
+/*
+ * A block whose node is still unknown after the wait belongs to an add
+ * that is still running (the kernel links the range at its end). Planned
+ * now it would get no node's zone or CPUs. While another job is queued
+ * anyway it waits for that one, which reads the links again; otherwise it
+ * is planned without a node, as before. Returns how many were taken out
+ * of set into *ret_ids (NULL when none), or -ENOMEM.
+ */
+static int defer_unresolved(struct runner *c, const struct topology *t, struct block_set *set, uint64_t **ret_ids) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n = 0, kept = 0;
+
+        if (t->n_nodes < 2 || !c->more_work || !atomic_load(c->more_work))
+                return 0;
+        for (size_t i = 0; i < set->n; i++)
+                n += set->blocks[i].node == NODE_NONE;
+        if (n == 0)
+                return 0;
+        ids = calloc(n, sizeof(*ids));
+        if (!ids)
+                return -ENOMEM;
+        n = 0;
+        for (size_t i = 0; i < set->n; i++) {
+                struct mem_block *b = &set->blocks[i];
+
+                if (b->node != NODE_NONE) {
+                        set->blocks[kept++] = *b;
+                        continue;
+                }
+                report_log(c->reporter, LOG_DEBUG, NULL, "memory%llu: node not known yet, left for the next batch",
+                           (unsigned long long) b->id);
+                ids[n++] = b->id;
+                mem_block_done(b);
+        }
+        set->n = kept;
+        *ret_ids = TAKE_PTR(ids);
+        return (int) n;
+}
+
+/* Deferred blocks join what the job held back; the next job takes them all. */
+static int hold_deferred(struct runner *c, const uint64_t *ids, size_t n) {
+        uint64_t *held;
+        size_t old = c->n_held;
+
+        if (n == 0)
+                return 0;
+        held = reallocarray(c->held, c->n_held + n, sizeof(*held));
+        if (!held)
+                return -ENOMEM;
+        c->held = held;
+        for (size_t i = 0; i < n; i++) {
+                bool dup = false;
+
+                for (size_t k = 0; k < old && !dup; k++)
+                        dup = held[k] == ids[i];
+                if (!dup)
+                        held[c->n_held++] = ids[i];
+        }
+        return 0;
+}
+
 uint64_t cpu_time_usec(void) {
         struct rusage ru;
 
@@ -502,6 +563,8 @@ int runner_run_job(struct runner *c, struct job *j) {
         struct topology *t = NULL;
         struct pmem_devices devs = {};
         struct block_set set = {};
+        _cleanup_free_ uint64_t *deferred = NULL;
+        size_t n_deferred = 0;
         int r;
 
         handle_dax(c, j);
@@ -529,6 +592,14 @@ int runner_run_job(struct runner *c, struct job *j) {
                 goto finish;
         pass_mark(&clock, PHASE_BLOCKS);
         resolve_nodes(c, j->policy, t, &set);
+        r = defer_unresolved(c, t, &set, &deferred);
+        if (r < 0) {
+                report_log(c->reporter, LOG_ERR, NULL, "cannot defer blocks of unknown node: %s", strerror(-r));
+                goto finish;
+        }
+        n_deferred = (size_t) r;
+        if (set.n == 0 && !c->dry_run)
+                goto finish;
         if (j->policy->movable_ratio > 0) {
                 /* The ratio guard needs the zone of blocks the kernel chose for. */
                 r = topology_read_zones(t);
@@ -552,6 +623,10 @@ int runner_run_job(struct runner *c, struct job *j) {
         }
         r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, true, &clock, NULL);
 finish:
+        if (n_deferred > 0 && hold_deferred(c, deferred, n_deferred) < 0) {
+                report_log(c->reporter, LOG_ERR, NULL, "cannot keep %zu blocks for the next batch", n_deferred);
+                r = r < 0 ? r : -ENOMEM;
+        }
         pmem_devices_clear(&devs);
         block_set_clear(&set);
         return r;

@@ -280,6 +280,47 @@ static void test_held_for_next_batch(void **state) {
         assert_null(strstr(f->out, "MEMONLINE_FAILED=1"));
 }
 
+/*
+ * A block whose node link is not there yet (its add still runs) waits for
+ * the next batch while one is queued, and is then planned on its node. With
+ * nothing queued it is onlined at once, without a node.
+ */
+static void test_unresolved_node_deferred(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[daemon]\nnode_link_wait_ms = 0\n[zones]\ndefault = online_movable\n");
+        atomic_bool more = true;
+
+        /* Past every node's span of blocks, so no span guesses its node either. */
+        f->runner.more_work = &more;
+        fake_add_blocks(f->root, 40, 2, 1, "offline", "Movable Normal");
+        fake_add_block(f->root, 42, -1, "offline", "Movable Normal");
+        run_batch(f, p, 40, 3, NULL, 0, false);
+        assert_state(f, 40, "online_movable");
+        assert_state(f, 42, "offline");
+        assert_non_null(memmem(f->runner.held, f->runner.n_held * sizeof(uint64_t), &(uint64_t) { 42 },
+                               sizeof(uint64_t)));
+
+        /* The add ended: the link is there, and this is the last batch. */
+        fake_link_block(f->root, 42, 1);
+        fake_add_blocks(f->root, 43, 1, 1, "offline", "Movable Normal");
+        atomic_store(&more, false);
+        fseek(f->out_f, 0, SEEK_SET);
+        run_batch(f, p, 43, 1, NULL, 0, false);
+        fflush(f->out_f);
+        for (uint64_t id = 40; id < 44; id++)
+                assert_state(f, id, "online_movable");
+        assert_int_equal(f->runner.n_held, 0);
+        assert_null(strstr(f->out, "MEMONLINE_NODE=-1"));
+        assert_non_null(strstr(f->out, "MEMONLINE_NODE=1 "));
+
+        /* Nothing queued: no reason to wait, it goes now, without a node. */
+        fake_add_block(f->root, 60, -1, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 60, 1, NULL, 0, false), 1);
+        assert_state(f, 60, "online_movable");
+        assert_int_equal(f->runner.n_held, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
@@ -288,6 +329,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_rescan_reloads, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_new_node, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_held_for_next_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unresolved_node_deferred, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

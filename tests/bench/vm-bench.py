@@ -199,17 +199,23 @@ def summarize_trace(ev, n_expected):
     return r
 
 
-def batch_records(vm, after_mono_usec, message_id=BATCH_ID):
-    out = vm.sh("journalctl --sync; journalctl -b --no-pager -o json MESSAGE_ID=%s" % message_id,
+def journal_since(vm, match, after_mono_usec):
+    """The guest journal entries (dicts) matching `match`, logged after the given CLOCK_MONOTONIC time."""
+    out = vm.sh("journalctl --sync; journalctl -b --no-pager -o json %s" % match,
                 check=False, timeout=120).out
-    recs = []
+    entries = []
     for line in out.splitlines():
         try:
             j = json.loads(line)
         except ValueError:
             continue
         if int(j.get("__MONOTONIC_TIMESTAMP", 0)) > after_mono_usec:
-            recs.append(j)
+            entries.append(j)
+    return entries
+
+
+def batch_records(vm, after_mono_usec, message_id=BATCH_ID):
+    recs = journal_since(vm, "MESSAGE_ID=%s" % message_id, after_mono_usec)
     recs.sort(key=lambda j: int(j.get("MEMONLINE_BATCH", 0)))
     return recs
 
@@ -306,7 +312,17 @@ def collect(args, vm, res, n, base, mono, records):
         out = vm.sh("journalctl -b -u memonlined --no-pager -o cat | grep 'blocks prepared' || true",
                     check=False, timeout=120).out
         res["mo_prepare_phases"] = [line.strip() for line in out.splitlines() if line.strip()]
+        if ev["add"]:
+            res["mo_log"] = daemon_log(vm, mono, ev["add"][0])
     return got
+
+
+def daemon_log(vm, after_mono_usec, t0, limit=400):
+    """The daemon's journal lines since the hot-add, as [s after the first add, message]."""
+    lines = [[round(int(j["__MONOTONIC_TIMESTAMP"]) / 1e6 - t0, 4), j["MESSAGE"][:240]]
+             for j in journal_since(vm, "-u memonlined", after_mono_usec) if isinstance(j.get("MESSAGE"), str)]
+    lines.sort()
+    return lines[:limit]
 
 
 def guarded(vm, res, body):
@@ -459,7 +475,8 @@ def main():
                     help="contenders run at sizes >= 2048 (each trial there takes minutes)")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--daemon-debug", action="store_true",
-                    help="run memonlined with MEMONLINED_LOG_LEVEL=debug and keep its per-batch phase lines")
+                    help="run memonlined with MEMONLINED_LOG_LEVEL=debug; keep its per-batch phase lines "
+                         "and its journal since the hot-add (mo_log: [s after the first add, message])")
     ap.add_argument("--wait-quiet", type=int, default=240,
                     help="before each trial wait up to this long for a quiet host (no other guest)")
     ap.add_argument("--guest-mem-mib", type=int, default=GUEST_MEM_MIB,

@@ -138,11 +138,16 @@ def pct(sorted_vals, p):
 
 def parse_trace(text):
     """Times (s) of add entries, online_pages entries and returns, lock restarts."""
-    ev = {"add": [], "addr": [], "mkblk": [], "onl": [], "onlr": [], "lockr": [], "acpi": [], "acpir": []}
+    ev = {"add": [], "addr": [], "mkblk": [], "onl": [], "onlr": [], "lockr": [], "acpi": [], "acpir": [],
+          "lockr_who": []}
     for line in text.splitlines():
         m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr|acpi|acpir):", line)
         if m:
             ev[m.group(2)].append(float(m.group(1)))
+            if m.group(2) == "lockr":
+                # The task that was made to wait: "comm-pid [cpu] flags time:".
+                who = line.strip().split(" [", 1)[0].strip()
+                ev["lockr_who"].append((float(m.group(1)), who))
     for k in ev:
         ev[k].sort()
     return ev
@@ -169,6 +174,13 @@ def summarize_trace(ev, n_expected):
         if ev["acpi"]:
             r["lock_restarts_during_hotplug_work"] = sum(
                 1 for t in ev["lockr"] if any(a <= t <= b for a, b in spans))
+        # The restarts outside every add: when, which task had to wait, and how long after
+        # the last add or ACPI handler ended (ms). The probe fires on the return, after the
+        # kernel's 5 ms sleep, so the failed trylock came that much earlier.
+        ends = sorted(b for _, b in spans)
+        r["lock_restarts_outside"] = [
+            [round(t - t0, 4), who, round((t - max([b for b in ends if b <= t], default=t0)) * 1e3, 1)]
+            for t, who in ev["lockr_who"] if not any(a <= t <= b for a, b in spans)][:8]
         r["kernel_online_sum_s"] = round(sum(b - a for a, b in zip(ev["onl"], ev["onlr"])), 4)
         # Between one block's online_pages return and the next one's entry: userspace,
         # the rest of the write syscall, and handing over between writers.

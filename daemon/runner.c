@@ -31,32 +31,51 @@ void runner_done(struct runner *c) {
         free(c->held);
         c->held = NULL;
         c->n_held = 0;
+        free(c->deferred);
+        c->deferred = NULL;
+        c->n_deferred = 0;
+}
+
+/* Appends to *ids the ids of add not in it yet. */
+static int append_missing(uint64_t **ids, size_t *n_ids, const uint64_t *add, size_t n_add) {
+        size_t n = *n_ids, old = *n_ids;
+        uint64_t *grown;
+
+        if (n_add == 0)
+                return 0;
+        grown = reallocarray(*ids, old + n_add, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        *ids = grown;
+        for (size_t i = 0; i < n_add; i++) {
+                bool dup = false;
+
+                for (size_t k = 0; k < old && !dup; k++)
+                        dup = grown[k] == add[i];
+                if (!dup)
+                        grown[n++] = add[i];
+        }
+        *n_ids = n;
+        return 0;
 }
 
 /*
- * Blocks the last job held back join this job's ids (a rescan covers them
- * anyway); they stay in c->held for order_writes until this job replaces them.
+ * Blocks the last job held back or deferred join this job's ids (a rescan
+ * covers them anyway). Held blocks stay in c->held for order_writes until
+ * this job replaces them; deferred ones are this job's now.
  */
 static int take_held(struct runner *c, struct job *j) {
-        size_t n = j->n_ids;
-        uint64_t *ids;
+        _cleanup_free_ uint64_t *deferred = TAKE_PTR(c->deferred);
+        size_t n_deferred = c->n_deferred;
+        int r;
 
-        if (c->n_held == 0 || !j->ids)
+        c->n_deferred = 0;
+        if (!j->ids)
                 return 0;
-        ids = reallocarray(j->ids, j->n_ids + c->n_held, sizeof(*ids));
-        if (!ids)
-                return -ENOMEM;
-        j->ids = ids;
-        for (size_t i = 0; i < c->n_held; i++) {
-                bool dup = false;
-
-                for (size_t k = 0; k < j->n_ids && !dup; k++)
-                        dup = ids[k] == c->held[i];
-                if (!dup)
-                        ids[n++] = c->held[i];
-        }
-        j->n_ids = n;
-        return 0;
+        r = append_missing(&j->ids, &j->n_ids, c->held, c->n_held);
+        if (r < 0)
+                return r;
+        return append_missing(&j->ids, &j->n_ids, deferred, n_deferred);
 }
 
 /* What this job left offline for the next one. */
@@ -120,28 +139,6 @@ static int defer_unresolved(struct runner *c, const struct topology *t, struct b
         set->n = kept;
         *ret_ids = TAKE_PTR(ids);
         return (int) n;
-}
-
-/* Deferred blocks join what the job held back; the next job takes them all. */
-static int hold_deferred(struct runner *c, const uint64_t *ids, size_t n) {
-        uint64_t *held;
-        size_t old = c->n_held;
-
-        if (n == 0)
-                return 0;
-        held = reallocarray(c->held, c->n_held + n, sizeof(*held));
-        if (!held)
-                return -ENOMEM;
-        c->held = held;
-        for (size_t i = 0; i < n; i++) {
-                bool dup = false;
-
-                for (size_t k = 0; k < old && !dup; k++)
-                        dup = held[k] == ids[i];
-                if (!dup)
-                        held[c->n_held++] = ids[i];
-        }
-        return 0;
 }
 
 uint64_t cpu_time_usec(void) {
@@ -623,10 +620,9 @@ int runner_run_job(struct runner *c, struct job *j) {
         }
         r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, true, &clock, NULL);
 finish:
-        if (n_deferred > 0 && hold_deferred(c, deferred, n_deferred) < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "cannot keep %zu blocks for the next batch", n_deferred);
-                r = r < 0 ? r : -ENOMEM;
-        }
+        /* take_held emptied the list; the next job merges these into its ids. */
+        c->deferred = TAKE_PTR(deferred);
+        c->n_deferred = n_deferred;
         pmem_devices_clear(&devs);
         block_set_clear(&set);
         return r;

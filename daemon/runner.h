@@ -26,6 +26,8 @@ struct runner {
         const atomic_bool *more_work;   /* set by the event loop while another job is queued */
         uint64_t *held;                 /* blocks the last job left offline for this one */
         size_t n_held;
+        uint64_t *deferred;             /* blocks of a node not known yet, for the next job */
+        size_t n_deferred;
 };
 
 /* Drop what the runner keeps between jobs. */

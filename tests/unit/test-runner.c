@@ -298,8 +298,11 @@ static void test_unresolved_node_deferred(void **state) {
         run_batch(f, p, 40, 3, NULL, 0, false);
         assert_state(f, 40, "online_movable");
         assert_state(f, 42, "offline");
-        assert_non_null(memmem(f->runner.held, f->runner.n_held * sizeof(uint64_t), &(uint64_t) { 42 },
-                               sizeof(uint64_t)));
+        assert_int_equal(f->runner.n_deferred, 1);
+        assert_int_equal(f->runner.deferred[0], 42);
+        /* Not a zone hole: the held list is order_writes' alone. */
+        assert_null(memmem(f->runner.held, f->runner.n_held * sizeof(uint64_t), &(uint64_t) { 42 },
+                           sizeof(uint64_t)));
 
         /* The add ended: the link is there, and this is the last batch. */
         fake_link_block(f->root, 42, 1);
@@ -311,6 +314,7 @@ static void test_unresolved_node_deferred(void **state) {
         for (uint64_t id = 40; id < 44; id++)
                 assert_state(f, id, "online_movable");
         assert_int_equal(f->runner.n_held, 0);
+        assert_int_equal(f->runner.n_deferred, 0);
         assert_null(strstr(f->out, "MEMONLINE_NODE=-1"));
         assert_non_null(strstr(f->out, "MEMONLINE_NODE=1 "));
 

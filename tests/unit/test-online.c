@@ -203,18 +203,23 @@ static struct online_result *run_script(struct tplan *t, struct script *s, const
 
 /* ---- tests ----------------------------------------------------------- */
 
+/* A request that writes the fake tree at root, 128 MiB blocks. */
+static struct online_request tree_request(const char *root, struct tplan *t, const struct policy *p) {
+        return (struct online_request) {
+                .sysfs_root = root,
+                .block_size = 128ULL << 20,
+                .plan = &t->plan,
+                .policy = p,
+        };
+}
+
 static void test_fake_tree(void **state) {
         char *root = fake_tree_new();
         struct tplan t = {};
         const int unpinned[] = { -1, -1 };
         struct policy p = test_policy(1, 2);
         _cleanup_online_result_ struct online_result *res = NULL;
-        struct online_request req = {
-                .sysfs_root = root,
-                .block_size = 128ULL << 20,
-                .plan = &t.plan,
-                .policy = &p,
-        };
+        struct online_request req = tree_request(root, &t, &p);
 
         fake_standard_machine(root);
         for (uint64_t b = 16; b < 20; b++)
@@ -291,12 +296,7 @@ static void test_memory_dir_unusable(void **state) {
         const int unpinned[] = { -1 };
         struct policy p = test_policy(1, 2);
         _cleanup_online_result_ struct online_result *res = NULL;
-        struct online_request req = {
-                .sysfs_root = root,
-                .block_size = 128ULL << 20,
-                .plan = &t.plan,
-                .policy = &p,
-        };
+        struct online_request req = tree_request(root, &t, &p);
         unsigned fds_before = open_fds();
 
         tplan_group(&t, 0, unpinned, 1, 16, 3, ZONE_MOVABLE);
@@ -331,14 +331,9 @@ static void test_prefetch_tree(void **state) {
         const int unpinned[] = { -1, -1 };
         struct policy p = test_policy(1, 2);
         _cleanup_online_result_ struct online_result *res = NULL;
-        struct online_request req = {
-                .block_size = 128ULL << 20,
-                .plan = &t.plan,
-                .policy = &p,
-        };
+        struct online_request req = tree_request(root, &t, &p);
         unsigned fds_before;
 
-        req.sysfs_root = root;
         fake_standard_machine(root);
         fake_add_blocks(root, 100, 60, 0, "offline", "Normal Movable");
         fake_write(root, "devices/system/memory/memory130/state", "online\n");

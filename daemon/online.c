@@ -95,6 +95,7 @@ struct ready_block {
         int error;                      /* the open's -errno, 0 if open */
         int state_error;                /* the read's -errno, 0 if state is valid */
         enum block_state state;
+        size_t state_len;               /* bytes the read found; SIZE_MAX when not known */
 };
 
 /*
@@ -205,8 +206,10 @@ static int open_state(const struct run *run, uint64_t id, int *ret_fd) {
         return 0;
 }
 
-static int write_state(const struct run *run, uint64_t id, int fd, const char *value) {
+/* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
+static int write_state(const struct run *run, uint64_t id, int fd, const char *value, size_t old_len) {
         const struct online_ops *ops = run->req->ops;
+        size_t len = strlen(value);
         int r;
 
         if (ops)
@@ -214,13 +217,14 @@ static int write_state(const struct run *run, uint64_t id, int fd, const char *v
 
         /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
         r = sysfs_write_fd(fd, value);
-        if (r == 0 && run->regular_files && ftruncate(fd, (off_t) strlen(value)) < 0)
+        /* A regular file keeps the old tail past a shorter value; sysfs has none. */
+        if (r == 0 && run->regular_files && len < old_len && ftruncate(fd, (off_t) len) < 0)
                 return -errno;
         return r;
 }
 
-/* The block's state now, through its open state file. */
-static int read_state(const struct run *run, uint64_t id, int fd, enum block_state *ret) {
+/* The block's state now, through its open state file; *ret_len gets the bytes read (SIZE_MAX: more). */
+static int read_state(const struct run *run, uint64_t id, int fd, enum block_state *ret, size_t *ret_len) {
         const struct online_ops *ops = run->req->ops;
         char buf[32];
         ssize_t n;
@@ -235,6 +239,7 @@ static int read_state(const struct run *run, uint64_t id, int fd, enum block_sta
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;
+        *ret_len = (size_t) n < sizeof(buf) - 1 ? (size_t) n : SIZE_MAX;
         buf[n] = 0;
         buf[strcspn(buf, "\n")] = 0;
         *ret = block_state_from_string(buf);
@@ -266,12 +271,12 @@ static void slot_drop(struct worker *w) {
 }
 
 static struct ready_block prepare_block(const struct run *run, uint64_t id) {
-        struct ready_block rb = { .fd = -1 };
+        struct ready_block rb = { .fd = -1, .state_len = SIZE_MAX };
 
         if (!run->req->ops)
                 rb.error = open_state(run, id, &rb.fd);
         if (rb.error == 0)
-                rb.state_error = read_state(run, id, rb.fd, &rb.state);
+                rb.state_error = read_state(run, id, rb.fd, &rb.state, &rb.state_len);
         return rb;
 }
 
@@ -477,7 +482,7 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
                         break;
                 }
                 t0 = now_usec();
-                r = write_state(run, br->id, fd, value);
+                r = write_state(run, br->id, fd, value, rb.state_len);
                 t1 = now_usec();
                 br->cpu = sched_getcpu();
                 /* A failure leads to a backoff or a state read: not with the slot held. */
@@ -501,7 +506,7 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
                         sleep_msec(backoff_for(run, br->attempts));
                         continue;
                 }
-                if (r == -EINVAL && read_state(run, br->id, fd, &st) >= 0) {
+                if (r == -EINVAL && read_state(run, br->id, fd, &st, &rb.state_len) >= 0) {
                         /* The kernel says EINVAL for "already online": someone else won the race. */
                         if (st == BLOCK_STATE_ONLINE) {
                                 br->error = 0;

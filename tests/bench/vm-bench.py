@@ -142,14 +142,17 @@ def parse_trace(text):
           "lockr_who": []}
     for line in text.splitlines():
         m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr|acpi|acpir):", line)
-        if m:
+        if not m:
+            continue
+        if m.group(2) == "lockr":
+            # The task that was made to wait: "comm-pid [cpu] flags time:".
+            who = line.strip().split(" [", 1)[0].strip()
+            ev["lockr_who"].append((float(m.group(1)), who))
+        else:
             ev[m.group(2)].append(float(m.group(1)))
-            if m.group(2) == "lockr":
-                # The task that was made to wait: "comm-pid [cpu] flags time:".
-                who = line.strip().split(" [", 1)[0].strip()
-                ev["lockr_who"].append((float(m.group(1)), who))
     for k in ev:
         ev[k].sort()
+    ev["lockr"] = [t for t, _ in ev["lockr_who"]]
     return ev
 
 

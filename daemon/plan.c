@@ -346,7 +346,7 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                         order[n++] = &blocks->blocks[i];
                         max_node = MAX(max_node, blocks->blocks[i].node);
                 }
-        qsort(order, n, sizeof(*order), cmp_block_ptr);
+        sort_unless_sorted(order, n, sizeof(*order), cmp_block_ptr);
 
         dec = calloc(MAX(n, (size_t) 1), sizeof(*dec));
         if (!dec)

@@ -761,7 +761,7 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
         }
         if (n_sorted == 0)
                 return 0;
-        qsort(sorted, n_sorted, sizeof(*sorted), cmp_u64);
+        sort_unless_sorted(sorted, n_sorted, sizeof(*sorted), cmp_u64);
         r = load_block_nodes(t, &map, &n_map);
         if (r < 0)
                 return r;

@@ -49,6 +49,9 @@ static inline bool startswith(const char *s, const char *prefix) {
 /* qsort() comparator for uint64_t, ascending. */
 int cmp_u64(const void *a, const void *b);
 
+/* qsort(), after one pass that finds an array already in order (ids mostly arrive so) and leaves it. */
+void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* CLOCK_MONOTONIC in microseconds / nanoseconds. */
 uint64_t now_usec(void);
 uint64_t now_nsec(void);

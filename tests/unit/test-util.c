@@ -267,6 +267,22 @@ static void test_sysfs_list_ids(void **state) {
         fake_tree_free(root);
 }
 
+static void test_sort_unless_sorted(void **state) {
+        uint64_t sorted[] = { 1, 2, 2, 9, 100 }, shuffled[] = { 9, 1, 100, 2, 2 }, one[] = { 7 };
+
+        sort_unless_sorted(sorted, 5, sizeof(uint64_t), cmp_u64);
+        sort_unless_sorted(shuffled, 5, sizeof(uint64_t), cmp_u64);
+        assert_memory_equal(sorted, ((uint64_t[]) { 1, 2, 2, 9, 100 }), sizeof(sorted));
+        assert_memory_equal(shuffled, sorted, sizeof(sorted));
+        /* Out of order only at the end. */
+        shuffled[4] = 0;
+        sort_unless_sorted(shuffled, 5, sizeof(uint64_t), cmp_u64);
+        assert_memory_equal(shuffled, ((uint64_t[]) { 0, 1, 2, 2, 9 }), sizeof(shuffled));
+        sort_unless_sorted(one, 1, sizeof(uint64_t), cmp_u64);
+        sort_unless_sorted(NULL, 0, sizeof(uint64_t), cmp_u64);
+        assert_int_equal(one[0], 7);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpulist_roundtrip),
@@ -275,6 +291,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_u64),
                 cmocka_unit_test(test_parse_bool_strstrip),
                 cmocka_unit_test(test_grow_array),
+                cmocka_unit_test(test_sort_unless_sorted),
                 cmocka_unit_test(test_sysfs_read_write),
                 cmocka_unit_test(test_sysfs_read_sizes),
                 cmocka_unit_test(test_sysfs_errors),

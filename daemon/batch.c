@@ -122,7 +122,7 @@ int batcher_take(struct batcher *b, uint64_t **ret_ids, size_t *ret_n, uint64_t 
                 if (!ids)
                         return -ENOMEM;
                 memcpy(ids, b->ids, n * sizeof(*ids));
-                sort_unless_sorted(ids, n, sizeof(*ids), cmp_u64);
+                sort_u64(ids, n);
         }
         *ret_ids = ids;
         *ret_n = n;

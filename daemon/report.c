@@ -432,7 +432,7 @@ static int emit_batch(struct reporter *r, const struct batch_info *info, const s
                 for (size_t g = 0; g < res->n_groups; g++)
                         for (size_t i = 0; i < res->groups[g].n_lat; i++)
                                 lat[n_lat++] = res->groups[g].lat_sorted[i];
-                qsort(lat, n_lat, sizeof(*lat), cmp_u64);
+                sort_u64(lat, n_lat);
         }
         t.lat = lat;
         t.n_lat = n_lat;

@@ -220,7 +220,7 @@ int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64
         }
         /* readdir order is arbitrary, and memory10 sorts before memory9 as text. */
         if (n > 0)
-                sort_unless_sorted(ids, n, sizeof(*ids), cmp_u64);
+                sort_u64(ids, n);
         *ret_ids = TAKE_PTR(ids);
         *ret_n = n;
         return 0;

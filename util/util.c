@@ -108,3 +108,82 @@ void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(const void
                         return;
                 }
 }
+
+static void insertion_sort_u64(uint64_t *v, size_t n) {
+        for (size_t i = 1; i < n; i++) {
+                uint64_t x = v[i];
+                size_t j = i;
+
+                for (; j > 0 && v[j - 1] > x; j--)
+                        v[j] = v[j - 1];
+                v[j] = x;
+        }
+}
+
+/*
+ * LSD radix sort, one byte per pass. Passes over a byte that is the same in
+ * every value are skipped: block ids and latencies need two or three.
+ * qsort() through a comparator cost more than the writes it sorted for.
+ */
+void sort_u64(uint64_t *v, size_t n) {
+        size_t (*count)[256];
+        uint64_t *tmp, *src = v, *dst;
+        size_t i;
+
+        for (i = 1; i < n && v[i - 1] <= v[i]; i++)
+                ;
+        if (i >= n)
+                return;
+        if (n < 64) {
+                insertion_sort_u64(v, n);
+                return;
+        }
+        tmp = malloc(n * sizeof(*tmp));
+        count = calloc(8, sizeof(*count));
+        if (!tmp || !count) {
+                free(tmp);
+                free(count);
+                qsort(v, n, sizeof(*v), cmp_u64);
+                return;
+        }
+        for (i = 0; i < n; i++)
+                for (unsigned d = 0; d < 8; d++)
+                        count[d][(v[i] >> (8 * d)) & 0xff]++;
+        dst = tmp;
+        for (unsigned d = 0; d < 8; d++) {
+                uint64_t *swap;
+                size_t sum = 0;
+
+                if (count[d][(v[0] >> (8 * d)) & 0xff] == n)
+                        continue;       /* this byte is the same everywhere */
+                for (unsigned b = 0; b < 256; b++) {
+                        size_t c = count[d][b];
+
+                        count[d][b] = sum;
+                        sum += c;
+                }
+                for (i = 0; i < n; i++)
+                        dst[count[d][(src[i] >> (8 * d)) & 0xff]++] = src[i];
+                swap = src;
+                src = dst;
+                dst = swap;
+        }
+        if (src != v)
+                memcpy(v, src, n * sizeof(*v));
+        free(tmp);
+        free(count);
+}
+
+size_t format_u64(char *buf, uint64_t v) {
+        char digits[20];
+        size_t n = 0;
+
+        do {
+                digits[n++] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v > 0);
+        for (size_t i = 0; i < n; i++)
+                buf[i] = digits[n - 1 - i];
+        buf[n] = 0;
+        return n;
+}

@@ -51,6 +51,10 @@ int cmp_u64(const void *a, const void *b);
 
 /* qsort(), after one pass that finds an array already in order (ids mostly arrive so) and leaves it. */
 void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* Ascending, in O(n): a radix sort; leaves an array already in order as it is. */
+void sort_u64(uint64_t *v, size_t n);
+/* v in decimal at buf, which has room for 21 bytes; NUL-terminated. Returns the length. */
+size_t format_u64(char *buf, uint64_t v);
 
 /* CLOCK_MONOTONIC in microseconds / nanoseconds. */
 uint64_t now_usec(void);

@@ -283,6 +283,48 @@ static void test_sort_unless_sorted(void **state) {
         assert_int_equal(one[0], 7);
 }
 
+/* Against qsort(), on sizes either side of the insertion-sort cutoff and values using every byte. */
+static void test_sort_u64(void **state) {
+        static const size_t sizes[] = { 0, 1, 2, 63, 64, 65, 1000, 20000 };
+        uint64_t seed = 88172645463325252ULL;
+
+        for (size_t s = 0; s < ELEMENTSOF(sizes); s++)
+                for (unsigned shape = 0; shape < 5; shape++) {
+                        size_t n = sizes[s];
+                        _cleanup_free_ uint64_t *v = calloc(n + 1, sizeof(*v)), *want = calloc(n + 1, sizeof(*v));
+
+                        assert_non_null(v);
+                        assert_non_null(want);
+                        for (size_t i = 0; i < n; i++) {
+                                seed ^= seed << 13;
+                                seed ^= seed >> 7;
+                                seed ^= seed << 17;
+                                switch (shape) {
+                                case 0: v[i] = seed; break;                     /* all 8 bytes */
+                                case 1: v[i] = seed % 5000; break;              /* latencies: duplicates */
+                                case 2: v[i] = 1000000 + (n - i); break;        /* descending */
+                                case 3: v[i] = (uint64_t) i << 40; break;       /* sorted, one high byte */
+                                default: v[i] = i == n / 2 ? UINT64_MAX : i;    /* one out of place */
+                                }
+                        }
+                        memcpy(want, v, n * sizeof(*v));
+                        qsort(want, n, sizeof(*want), cmp_u64);
+                        sort_u64(v, n);
+                        assert_memory_equal(v, want, n * sizeof(*v) + 1);
+                }
+}
+
+static void test_format_u64(void **state) {
+        char buf[21];
+
+        assert_int_equal(format_u64(buf, 0), 1);
+        assert_string_equal(buf, "0");
+        assert_int_equal(format_u64(buf, 4096), 4);
+        assert_string_equal(buf, "4096");
+        assert_int_equal(format_u64(buf, UINT64_MAX), 20);
+        assert_string_equal(buf, "18446744073709551615");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpulist_roundtrip),
@@ -292,6 +334,8 @@ int main(void) {
                 cmocka_unit_test(test_parse_bool_strstrip),
                 cmocka_unit_test(test_grow_array),
                 cmocka_unit_test(test_sort_unless_sorted),
+                cmocka_unit_test(test_sort_u64),
+                cmocka_unit_test(test_format_u64),
                 cmocka_unit_test(test_sysfs_read_write),
                 cmocka_unit_test(test_sysfs_read_sizes),
                 cmocka_unit_test(test_sysfs_errors),

@@ -348,6 +348,25 @@ static void test_sparse_nodes(void **state) {
         assert_int_equal(n6->first_block, 100);
         topology_free(TAKE_PTR(t));
 
+        /*
+         * Node listings interleave by id, and an old kernel's block linked
+         * from two nodes belongs to the lower one.
+         */
+        fake_add_block(root, 50, 6, "offline", "Movable");
+        fake_add_block(root, 51, 0, "offline", "Movable");
+        fake_add_block(root, 52, 6, "offline", "Movable");
+        fake_link_block(root, 52, 4);
+        t = load(root);
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 52, 50, 51 }, 3, TOPO_REFRESH_TRUST_NEW), 0);
+        assert_int_equal(topology_block(t, 50)->node, 6);
+        assert_int_equal(topology_block(t, 51)->node, 0);
+        assert_int_equal(topology_block(t, 52)->node, 4);
+        assert_int_equal(topology_block(t, 100)->node, 6);
+        topology_free(TAKE_PTR(t));
+        t = load(root);
+        assert_int_equal(topology_block(t, 52)->node, 4);
+        assert_int_equal(topology_block(t, 0)->node, 0);
+
         /* Without node/online the directory listing gives the order. */
         fake_unlink(root, "devices/system/node/online");
         t = load(root);

@@ -64,7 +64,7 @@ static int append_missing(uint64_t **ids, size_t *n_ids, const uint64_t *add, si
  * covers them anyway). Held blocks stay in c->held for order_writes until
  * this job replaces them; deferred ones are this job's now.
  */
-static int take_held(struct runner *c, struct job *j) {
+static int take_carried_over(struct runner *c, struct job *j) {
         _cleanup_free_ uint64_t *deferred = TAKE_PTR(c->deferred);
         size_t n_deferred = c->n_deferred;
         int r;
@@ -565,7 +565,7 @@ int runner_run_job(struct runner *c, struct job *j) {
         int r;
 
         handle_dax(c, j);
-        r = take_held(c, j);
+        r = take_carried_over(c, j);
         if (r < 0)
                 return r;
         if (j->n_ids == 0 && j->ids)
@@ -620,7 +620,7 @@ int runner_run_job(struct runner *c, struct job *j) {
         }
         r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, true, &clock, NULL);
 finish:
-        /* take_held emptied the list; the next job merges these into its ids. */
+        /* take_carried_over() emptied the list; the next job merges these into its ids. */
         c->deferred = TAKE_PTR(deferred);
         c->n_deferred = n_deferred;
         pmem_devices_clear(&devs);

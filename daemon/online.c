@@ -125,6 +125,7 @@ struct worker {
         struct ready_block *ready;      /* per item */
         size_t n_ready;                 /* items [0, n_ready) are prepared */
         size_t turn;                    /* the worker is at this item */
+        size_t closed;                  /* the helper closed the files of items [0, closed) */
         bool pf_quit, pf_started;
         bool pf_helper_waits, pf_worker_waits;  /* who sleeps on pf_cond: wake only them */
         pthread_mutex_t pf_lock;
@@ -211,7 +212,6 @@ static int open_state(const struct run *run, uint64_t id, int *ret_fd) {
 /* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
 static int write_state(const struct run *run, uint64_t id, int fd, const char *value, size_t old_len) {
         const struct online_ops *ops = run->req->ops;
-        size_t len = strlen(value);
         int r;
 
         if (ops)
@@ -220,8 +220,12 @@ static int write_state(const struct run *run, uint64_t id, int fd, const char *v
         /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
         r = sysfs_write_fd(fd, value);
         /* A regular file keeps the old tail past a shorter value; sysfs has none. */
-        if (r == 0 && run->regular_files && len < old_len && ftruncate(fd, (off_t) len) < 0)
-                return -errno;
+        if (r == 0 && run->regular_files) {
+                size_t len = strlen(value);
+
+                if (len < old_len && ftruncate(fd, (off_t) len) < 0)
+                        return -errno;
+        }
         return r;
 }
 
@@ -289,6 +293,7 @@ static void *prefetch_main(void *userdata) {
         for (size_t i = 1; i < w->n_items; i++) {
                 uint64_t id = w->run->res->blocks[w->items[i]].id;
                 struct ready_block rb;
+                size_t done;
                 bool quit;
 
                 pthread_mutex_lock(&w->pf_lock);
@@ -298,9 +303,20 @@ static void *prefetch_main(void *userdata) {
                         w->pf_helper_waits = false;
                 }
                 quit = w->pf_quit;
+                done = w->turn > 0 ? w->turn - 1 : 0;  /* the worker has finished with these */
                 pthread_mutex_unlock(&w->pf_lock);
                 if (quit)
                         break;
+
+                /*
+                 * Closed here, where they were opened: a file freed on
+                 * another CPU takes the allocator's slow path.
+                 */
+                for (; w->closed < done; w->closed++)
+                        if (w->ready[w->closed].fd >= 0) {
+                                close(w->ready[w->closed].fd);
+                                w->ready[w->closed].fd = -1;
+                        }
 
                 rb = prepare_block(w->run, id);
 
@@ -418,7 +434,20 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
         return rb;
 }
 
-/* Stop the helper and close what it opened for blocks whose turn never came. */
+/*
+ * The worker is done with item i's file: the helper closes it once the
+ * worker has moved on (take_ready() of the next item publishes the store).
+ */
+static void release_ready(struct worker *w, size_t i, int fd) {
+        if (fd < 0)
+                return;
+        if (w->pf_started)
+                w->ready[i].fd = fd;
+        else
+                close(fd);
+}
+
+/* Stop the helper and close what it opened and what the worker gave back. */
 static void prefetch_stop(struct worker *w) {
         if (!w->pf_started)
                 return;
@@ -441,7 +470,7 @@ static void prefetch_stop(struct worker *w) {
 static void online_one(struct worker *w, const struct plan_item *item, struct ready_block rb,
                        struct block_result *br) {
         struct run *run = w->run;
-        _cleanup_close_ int fd = rb.fd;
+        int fd = rb.fd;                 /* the caller's to close */
         enum block_state st;
         bool fell_back = false;
         const char *value;
@@ -552,21 +581,19 @@ static void *worker_main(void *userdata) {
         for (size_t i = 0; i < w->n_items; i++) {
                 size_t idx = w->items[i];
                 struct block_result *br = &run->res->blocks[idx];
+                struct ready_block rb;
 
                 if (stopped(run)) {
                         br->not_attempted = true;
                         br->error = -ECANCELED;
                         continue;
                 }
-                if (i >= w->first_deferred && run->req->hold_last && atomic_load(run->req->hold_last)) {
-                        struct ready_block rb = take_ready(w, i);
-
-                        if (rb.fd >= 0)
-                                close(rb.fd);
+                rb = take_ready(w, i);
+                if (i >= w->first_deferred && run->req->hold_last && atomic_load(run->req->hold_last))
                         br->held = br->skipped = true;
-                        continue;
-                }
-                online_one(w, &g->items[idx - w->first_item], take_ready(w, i), br);
+                else
+                        online_one(w, &g->items[idx - w->first_item], rb, br);
+                release_ready(w, i, rb.fd);
         }
         slot_drop(w);
         prefetch_stop(w);

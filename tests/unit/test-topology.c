@@ -366,6 +366,7 @@ static void test_sparse_nodes(void **state) {
         t = load(root);
         assert_int_equal(topology_block(t, 52)->node, 4);
         assert_int_equal(topology_block(t, 0)->node, 0);
+        topology_free(TAKE_PTR(t));
 
         /* Without node/online the directory listing gives the order. */
         fake_unlink(root, "devices/system/node/online");

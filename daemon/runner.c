@@ -595,6 +595,7 @@ int runner_run_job(struct runner *c, struct job *j) {
                 goto finish;
         }
         n_deferred = (size_t) r;
+        r = 0;
         if (set.n == 0 && !c->dry_run)
                 goto finish;
         if (j->policy->movable_ratio > 0) {

@@ -11,6 +11,8 @@
 #include <sys/resource.h>
 
 #define NODE_LINK_POLL_USEC (5 * USEC_PER_MSEC)
+#define NODE_LINK_SLOW_POLL_USEC (50 * USEC_PER_MSEC)
+#define NODE_LINK_PATIENCE 10   /* x node_link_wait_ms, while nothing else is queued */
 
 void job_free(struct job *j) {
         if (!j)
@@ -155,40 +157,58 @@ uint64_t cpu_time_usec(void) {
  * links a whole added range at the end of the add). Wait a little for all
  * unresolved blocks together, one listing per node each round, then fall
  * back to the span of block ids each node already has.
+ *
+ * Past node_link_wait_ms, on a NUMA machine with nothing else queued, keep
+ * waiting up to NODE_LINK_PATIENCE times as long, until the links appear
+ * or more events do (defer_unresolved() then hands the blocks to that
+ * batch). Their add is still running, and its end is what their writes
+ * would wait for anyway; in a lull between a range's first add events and
+ * the rest, planning them now would online them without their node.
  */
 static void resolve_nodes(struct runner *c, const struct policy *p, const struct topology *t,
                           struct block_set *set) {
-        uint64_t deadline = now_usec() + (uint64_t) p->node_link_wait_ms * USEC_PER_MSEC;
+        uint64_t wait = (uint64_t) p->node_link_wait_ms * USEC_PER_MSEC, start = now_usec(), next_read = start;
         _cleanup_free_ uint64_t *ids = NULL;
         _cleanup_free_ int *nodes = NULL;
         _cleanup_free_ size_t *index = NULL;
 
         for (;;) {
-                size_t missing = 0;
+                uint64_t now = now_usec();
 
-                for (size_t i = 0; i < set->n; i++)
-                        if (set->blocks[i].node == NODE_NONE)
-                                missing++;
-                if (missing == 0)
-                        break;
-                if (!ids) {
-                        ids = calloc(missing, sizeof(*ids));
-                        nodes = calloc(missing, sizeof(*nodes));
-                        index = calloc(missing, sizeof(*index));
-                        if (!ids || !nodes || !index)
-                                break;  /* the span fallback below still runs */
-                }
-                missing = 0;
-                for (size_t i = 0; i < set->n; i++)
-                        if (set->blocks[i].node == NODE_NONE) {
-                                index[missing] = i;
-                                ids[missing++] = set->blocks[i].id;
+                if (now >= next_read) {
+                        size_t missing = 0;
+
+                        for (size_t i = 0; i < set->n; i++)
+                                if (set->blocks[i].node == NODE_NONE)
+                                        missing++;
+                        if (missing == 0)
+                                break;
+                        if (!ids) {
+                                ids = calloc(missing, sizeof(*ids));
+                                nodes = calloc(missing, sizeof(*nodes));
+                                index = calloc(missing, sizeof(*index));
+                                if (!ids || !nodes || !index)
+                                        break;  /* the span fallback below still runs */
                         }
-                if (topology_read_links(t, ids, missing, nodes) < 0)
+                        missing = 0;
+                        for (size_t i = 0; i < set->n; i++)
+                                if (set->blocks[i].node == NODE_NONE) {
+                                        index[missing] = i;
+                                        ids[missing++] = set->blocks[i].id;
+                                }
+                        if (topology_read_links(t, ids, missing, nodes) < 0)
+                                break;
+                        for (size_t k = 0; k < missing; k++)
+                                set->blocks[index[k]].node = nodes[k];
+                        /* Every listing reads all nodes: slower while only waiting out the add. */
+                        next_read = now + (now - start < wait ? NODE_LINK_POLL_USEC : NODE_LINK_SLOW_POLL_USEC);
+                        continue;       /* count what is still missing first */
+                }
+                if (atomic_load(c->stop))
                         break;
-                for (size_t k = 0; k < missing; k++)
-                        set->blocks[index[k]].node = nodes[k];
-                if (now_usec() >= deadline || atomic_load(c->stop))
+                if (now - start >= wait &&
+                    (t->n_nodes < 2 || (c->more_work && atomic_load(c->more_work)) ||
+                     now - start >= wait * NODE_LINK_PATIENCE))
                         break;
                 usleep(NODE_LINK_POLL_USEC);
         }

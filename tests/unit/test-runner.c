@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include "fake-tree.h"
 #include "runner.h"
 #include "util.h"
@@ -325,6 +326,75 @@ static void test_unresolved_node_deferred(void **state) {
         assert_int_equal(f->runner.n_held, 0);
 }
 
+/* After a delay, what the kernel or the daemon's main loop does while the runner waits. */
+struct later {
+        const char *root;
+        unsigned delay_ms;
+        uint64_t link_block;            /* links it to node 1 when non-zero */
+        atomic_bool *more;              /* sets it when non-NULL */
+};
+
+static void *do_later(void *userdata) {
+        const struct later *l = userdata;
+
+        usleep(l->delay_ms * 1000);
+        if (l->link_block)
+                fake_link_block(l->root, l->link_block, 1);
+        if (l->more)
+                atomic_store(l->more, true);
+        return NULL;
+}
+
+static void run_batch_while(struct fixture *f, struct policy *p, uint64_t id, const struct later *l) {
+        pthread_t th;
+
+        assert_int_equal(pthread_create(&th, NULL, do_later, (void *) l), 0);
+        run_batch(f, p, id, 1, NULL, 0, false);
+        assert_int_equal(pthread_join(th, NULL), 0);
+}
+
+/*
+ * Past node_link_wait_ms with nothing queued, the runner keeps waiting, up
+ * to 10 times as long, for the link or for more events: a lull in the
+ * add's events must not online its blocks without their node.
+ */
+static void test_unresolved_node_patience(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[daemon]\nnode_link_wait_ms = 40\n[zones]\ndefault = online_movable\n");
+        atomic_bool more = false;
+        uint64_t t0;
+
+        f->runner.more_work = &more;
+
+        /* The link comes at 150 ms, past the wait: the block is onlined on its node. */
+        fake_add_block(f->root, 70, -1, "offline", "Movable Normal");
+        run_batch_while(f, p, 70, &(struct later) { .root = f->root, .delay_ms = 150, .link_block = 70 });
+        fflush(f->out_f);
+        assert_state(f, 70, "online_movable");
+        assert_null(strstr(f->out, "MEMONLINE_NODE=-1"));
+        assert_non_null(strstr(f->out, "MEMONLINE_NODE=1 "));
+
+        /* More events come instead: the block waits for their batch. */
+        fake_add_block(f->root, 72, -1, "offline", "Movable Normal");
+        run_batch_while(f, p, 72, &(struct later) { .root = f->root, .delay_ms = 150, .more = &more });
+        assert_state(f, 72, "offline");
+        assert_int_equal(f->runner.n_deferred, 1);
+        assert_int_equal(f->runner.deferred[0], 72);
+
+        /* Neither, ever: after 10 x 40 ms it goes without a node, as before. */
+        atomic_store(&more, false);
+        fseek(f->out_f, 0, SEEK_SET);
+        fake_add_block(f->root, 74, -1, "offline", "Movable Normal");
+        t0 = now_usec();
+        run_batch(f, p, 74, 1, NULL, 0, false);
+        assert_true(now_usec() - t0 >= 400 * USEC_PER_MSEC);
+        fflush(f->out_f);
+        assert_state(f, 72, "online_movable");   /* the deferred block came along */
+        assert_state(f, 74, "online_movable");
+        assert_non_null(strstr(f->out, "MEMONLINE_NODE=-1"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
@@ -334,6 +404,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_new_node, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_held_for_next_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unresolved_node_deferred, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unresolved_node_patience, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -276,6 +276,14 @@ static void slot_drop(struct worker *w) {
         w->holding = false;
 }
 
+/* "mo-write-n1", "mo-read-n1": which thread does what for which node, in top -H, ps -L and perf. */
+static void name_thread(const char *role, int node) {
+        char name[16];  /* the kernel's TASK_COMM_LEN */
+
+        snprintf(name, sizeof(name), "mo-%s-n%d", role, node);
+        (void) pthread_setname_np(pthread_self(), name);
+}
+
 static struct ready_block prepare_block(const struct run *run, uint64_t id) {
         struct ready_block rb = { .fd = -1, .state_len = SIZE_MAX };
 
@@ -289,6 +297,7 @@ static struct ready_block prepare_block(const struct run *run, uint64_t id) {
 static void *prefetch_main(void *userdata) {
         struct worker *w = userdata;
 
+        name_thread("read", w->run->req->plan->groups[w->group].node);
         /* Item 0 was prepared by prefetch_start(). */
         for (size_t i = 1; i < w->n_items; i++) {
                 uint64_t id = w->run->res->blocks[w->items[i]].id;
@@ -571,6 +580,7 @@ static void *worker_main(void *userdata) {
         struct run *run = w->run;
         const struct plan_group *g = &run->req->plan->groups[w->group];
 
+        name_thread("write", g->node);
         w->ran_usec = now_usec();
         prefetch_start(w);
         w->prepared_usec = now_usec();

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -82,6 +83,7 @@ struct sblock {
         unsigned reads;
         unsigned calls;
         char written[32];
+        char thread[16];                /* the writing thread's name */
 };
 
 struct script {
@@ -125,6 +127,7 @@ static int s_write(void *userdata, const char *root, uint64_t id, const char *va
         b->calls++;
         if (b->calls <= b->n_errs)
                 r = b->errs[b->calls - 1];
+        (void) prctl(PR_GET_NAME, b->thread);
         if (r == 0) {
                 snprintf(b->written, sizeof(b->written), "%s", value);
                 b->state = BLOCK_STATE_ONLINE;
@@ -575,6 +578,9 @@ static void test_mixed_groups(void **state) {
                 assert_true(res->groups[1].lat_sorted[i - 1] <= res->groups[1].lat_sorted[i]);
         assert_int_equal(res->failed, 2);
         assert_int_equal(res->bytes, 6 * (128ULL << 20));
+        /* Each node's writers are named for it. */
+        assert_string_equal(s.b[10].thread, "mo-write-n0");
+        assert_string_equal(s.b[23].thread, "mo-write-n2");
         for (size_t g = 0; g < 2; g++) {
                 assert_true(res->groups[g].start_usec > 0);
                 assert_true(res->groups[g].start_usec <= res->groups[g].end_usec);

@@ -400,6 +400,37 @@ static int cmp_block_node(const void *a, const void *b) {
 }
 
 /*
+ * By id, then node, so the lowest node wins a block linked twice. Packed as
+ * (id << bits of max_node | node) in one u64 each, sort_u64() does it in
+ * O(n); qsort() only if an id does not fit or memory is short.
+ */
+static void sort_block_nodes(struct block_node *map, size_t n, int max_node) {
+        _cleanup_free_ uint64_t *packed = NULL;
+        unsigned shift = 0;
+
+        while (shift < 32 && ((unsigned) max_node >> shift) != 0)
+                shift++;
+        packed = malloc(n * sizeof(*packed));
+        for (size_t j = 0; packed && j < n; j++) {
+                if (shift > 0 && map[j].id >> (64 - shift) != 0) {
+                        free(TAKE_PTR(packed));
+                        break;
+                }
+                packed[j] = map[j].id << shift | (unsigned) map[j].node;
+        }
+        if (!packed) {
+                qsort(map, n, sizeof(*map), cmp_block_node);
+                return;
+        }
+        sort_u64(packed, n);
+        for (size_t j = 0; j < n; j++)
+                map[j] = (struct block_node) {
+                        .id = packed[j] >> shift,
+                        .node = (int) (packed[j] & ((UINT64_C(1) << shift) - 1)),
+                };
+}
+
+/*
  * Block id -> node from the node/nodeN/memoryM links, ascending by id:
  * one listing per node instead of a directory read per block. The kernel
  * makes these links together with memoryM/nodeN. Old kernels could link
@@ -407,16 +438,9 @@ static int cmp_block_node(const void *a, const void *b) {
  */
 static int load_block_nodes(const struct topology *t, struct block_node **ret, size_t *ret_n) {
         _cleanup_free_ struct block_node *map = NULL;
-        _cleanup_free_ uint64_t *packed = NULL;
-        size_t n = 0, allocated = 0, allocated_packed = 0, k = 0;
-        unsigned shift = 0;
-        bool fits = true;
+        size_t n = 0, allocated = 0, k = 0;
         int r;
 
-        /* (id, node) packed in one u64 sorts in O(n), ids first: the lowest node wins ties. */
-        for (size_t i = 0; i < t->n_nodes; i++)
-                while (shift < 32 && ((unsigned) t->nodes[i].id >> shift) != 0)
-                        shift++;
         for (size_t i = 0; i < t->n_nodes; i++) {
                 _cleanup_free_ uint64_t *ids = NULL;
                 size_t n_ids;
@@ -428,27 +452,17 @@ static int load_block_nodes(const struct topology *t, struct block_node **ret, s
                         continue;       /* CONFIG_NUMA=n, or the node went away */
                 if (r < 0)
                         return r;
-                if (n_ids > 0 && (GROW(map, allocated, n + n_ids) < 0 ||
-                                  GROW(packed, allocated_packed, n + n_ids) < 0))
+                if (n_ids > 0 && GROW(map, allocated, n + n_ids) < 0)
                         return -ENOMEM;
-                for (size_t j = 0; j < n_ids; j++) {
-                        fits = fits && (shift == 0 || ids[j] >> (64 - shift) == 0);
-                        packed[n] = fits ? ids[j] << shift | (unsigned) t->nodes[i].id : 0;
+                for (size_t j = 0; j < n_ids; j++)
                         map[n++] = (struct block_node) { .id = ids[j], .node = t->nodes[i].id };
-                }
         }
-        if (n > 0 && fits) {
-                sort_u64(packed, n);
+        if (n > 0) {
+                sort_block_nodes(map, n, t->max_node);
                 for (size_t j = 0; j < n; j++)
-                        map[j] = (struct block_node) {
-                                .id = packed[j] >> shift,
-                                .node = (int) (packed[j] & ((UINT64_C(1) << shift) - 1)),
-                        };
-        } else if (n > 0)
-                qsort(map, n, sizeof(*map), cmp_block_node);
-        for (size_t j = 0; j < n; j++)
-                if (k == 0 || map[j].id != map[k - 1].id)
-                        map[k++] = map[j];
+                        if (k == 0 || map[j].id != map[k - 1].id)
+                                map[k++] = map[j];
+        }
         *ret = TAKE_PTR(map);
         *ret_n = k;
         return 0;

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <systemd/sd-event.h>
+#include "monitor.h"
+#include "policy.h"
+#include "report.h"
+
+/*
+ * The daemon's event loop (sd-event): events from the monitor into the
+ * batcher, the settle timer, one runner thread at a time, SIGHUP reload,
+ * SIGTERM stop, retries, the watchdog and sd_notify. main.c parses the
+ * options and hands over; tests drive the loop through the hooks below.
+ */
+
+/* Where events come from: the udev/kernel monitor, or a test's stand-in. */
+struct event_feed {
+        int fd;                                 /* readable when events wait */
+        /* As monitor_receive(): 1 with *ret, 0 when drained, -ENOBUFS, -errno. */
+        int (*receive)(void *userdata, struct monitor_event *ret);
+        void *userdata;
+};
+
+struct loop_config {
+        const char *config_path;
+        bool config_explicit;                   /* a missing file is an error, not the defaults */
+        const char *sysfs_root;
+        struct reporter *reporter;
+        const struct event_feed *feed;          /* NULL: open the monitor the policy names */
+};
+
+struct loop;
+
+/* The configured file's policy; a missing default file means the built-in defaults. Errors are logged. */
+int loop_load_policy(const struct loop_config *cfg, struct policy **ret);
+
+/* Loads the policy (errors logged once, with FILE:LINE). */
+int loop_new(const struct loop_config *cfg, struct loop **ret);
+/* Until SIGTERM/SIGINT or loop_terminate(). 0 on a clean stop. */
+int loop_run(struct loop *l);
+void loop_free(struct loop *l);
+void loop_freep(struct loop **l);
+#define _cleanup_loop_ __attribute__((cleanup(loop_freep)))
+
+/* For tests: the event loop to add timers to, and what SIGHUP and SIGTERM do. */
+sd_event *loop_get_event(struct loop *l);
+int loop_reload(struct loop *l);
+void loop_terminate(struct loop *l);
+
+struct loop_stats {
+        uint64_t blocks, bytes, failed, batches;
+        bool runner_busy;
+};
+void loop_get_stats(const struct loop *l, struct loop_stats *ret);

@@ -36,6 +36,7 @@ struct mem_block {
         char *namespace_name;           /* "namespace0.0" */
         char *namespace_uuid;
         int region;                     /* -1 if none */
+        bool attribution_unknown;       /* the dax devices could not all be read: device unknown */
         uint64_t event_usec;            /* when its add event arrived, 0 = coldplug */
 };
 

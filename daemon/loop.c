@@ -16,7 +16,12 @@
 #include "runner.h"
 #include "util.h"
 
-#define MAX_RETRY_ROUNDS 6
+/* Retries of undone work back off to this and stay there. */
+#define RETRY_MAX_USEC (300 * USEC_PER_SEC)
+/* A stop waits this long for the runner by default (well within systemd's TimeoutStopSec). */
+#define STOP_TIMEOUT_USEC (10 * USEC_PER_SEC)
+/* STATUS= updates while a batch runs. */
+#define PROGRESS_INTERVAL_USEC (500 * USEC_PER_MSEC)
 /* Online events kept for the next job; past this it reads the topology again instead. */
 #define TOUCHED_MAX (1U << 16)
 
@@ -25,13 +30,14 @@ struct loop {
         bool config_explicit;
         char *sysfs_root;
         struct reporter *reporter;
+        uint64_t stop_timeout_usec;
 
         struct runner runner_ctx;       /* what the runner thread needs */
-        struct policy *policy;
-        struct policy *retired_policy;  /* replaced while a job used it */
+        struct policy *policy;          /* jobs hold their own references */
 
         sd_event *event;
         sd_event_source *monitor_source, *timer_source, *done_source, *retry_source;
+        sd_event_source *watchdog_source, *stop_source, *progress_source;
         unsigned retry_rounds;          /* consecutive passes that left work undone */
         struct monitor *monitor;
         struct event_feed feed;
@@ -54,7 +60,14 @@ struct loop {
         int done_fd;                    /* eventfd: the runner finished */
         atomic_bool stop;
         atomic_bool more_work;          /* another job is queued: the runner may hold a block for it */
+        struct job_progress progress;   /* the running job's, written by the runner thread */
         bool exiting;
+        bool final_job_done;            /* the stop's job for held blocks has run */
+
+        /* Watchdog: the last sign of progress. */
+        uint64_t watchdog_usec;         /* 0: systemd asked for none */
+        uint64_t last_beat, adds_seen, adds_at_last_beat, last_alive_usec;
+        bool starving;                  /* pings withheld */
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
 };
@@ -62,6 +75,16 @@ struct loop {
 void loop_free(struct loop *c) {
         if (!c)
                 return;
+        if (c->runner_busy && pthread_tryjoin_np(c->runner, NULL) != 0) {
+                /*
+                 * The stop timed out with the runner stuck in the kernel: it
+                 * still uses the job, the runner state and done_fd. The
+                 * process exits next; leave them to it.
+                 */
+                return;
+        }
+        if (c->runner_busy)
+                job_free(c->job);
         for (size_t i = 0; i < c->n_dax_pending; i++)
                 free(c->dax_pending[i]);
         free(c->dax_pending);
@@ -73,12 +96,14 @@ void loop_free(struct loop *c) {
         sd_event_source_unref(c->timer_source);
         sd_event_source_unref(c->done_source);
         sd_event_source_unref(c->retry_source);
+        sd_event_source_unref(c->watchdog_source);
+        sd_event_source_unref(c->stop_source);
+        sd_event_source_unref(c->progress_source);
         sd_event_unref(c->event);
         monitor_free(c->monitor);
         if (c->done_fd >= 0)
                 close(c->done_fd);
-        policy_free(c->policy);
-        policy_free(c->retired_policy);
+        policy_unref(c->policy);
         free(c->config_path);
         free(c->sysfs_root);
         free(c);
@@ -128,17 +153,6 @@ static int load_policy(struct loop *c, struct policy **ret) {
         return loop_load_policy(&cfg, ret);
 }
 
-static void *runner_main(void *userdata) {
-        struct loop *c = userdata;
-        uint64_t one = 1;
-
-        c->job->error = runner_run_job(&c->runner_ctx, c->job);
-        /* Wake the event loop; it joins us. */
-        if (write(c->done_fd, &one, sizeof(one)) < 0)
-                c->job->error = c->job->error ?: -errno;
-        return NULL;
-}
-
 /* ---- event loop -------------------------------------------------------- */
 
 static void update_status(struct loop *c, const struct job *j) {
@@ -155,21 +169,24 @@ static void update_status(struct loop *c, const struct job *j) {
                    secs > 0 ? (double) j->bytes / (1ULL << 30) / secs : 0.0);
 }
 
-static int maybe_start_job(struct loop *c);
+static void maybe_start_job(struct loop *c);
 static void request_rescan(struct loop *c, const char *trigger);
+static void finish_stop(struct loop *c);
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         struct loop *c = userdata;
 
-        c->retry_source = sd_event_source_unref(c->retry_source);
+        c->retry_source = sd_event_source_disable_unref(c->retry_source);
         request_rescan(c, "retry");
-        return maybe_start_job(c);
+        maybe_start_job(c);
+        return 0;
 }
 
 /*
- * A pass that failed, or left blocks failed, is retried with a rescan
- * after 1, 2, 4 ... 32 s; then we wait for the next event. No timer runs
- * while all is well.
+ * A pass that failed, or left blocks failed or undecided, is retried with
+ * a rescan after 1, 2, 4 ... 256 s, then every RETRY_MAX_USEC while work
+ * stays undone: what policy wants online must come online once the
+ * kernel or sysfs lets it. No timer runs while all is well.
  */
 static void schedule_retry(struct loop *c, bool needed) {
         uint64_t delay;
@@ -179,27 +196,40 @@ static void schedule_retry(struct loop *c, bool needed) {
                 c->retry_rounds = 0;
                 return;
         }
-        if (c->retry_source)
+        if (c->retry_source || c->exiting)
                 return;
-        if (c->retry_rounds >= MAX_RETRY_ROUNDS) {
-                report_log(c->reporter, LOG_WARNING, NULL,
-                           "giving up retrying after %u rescans; blocks that failed stay offline until the next "
-                           "event, reload or restart", c->retry_rounds);
-                c->retry_rounds = 0;
-                return;
-        }
-        delay = USEC_PER_SEC << c->retry_rounds;
+        delay = c->retry_rounds < 9 ? USEC_PER_SEC << c->retry_rounds : RETRY_MAX_USEC;
+        delay = MIN(delay, RETRY_MAX_USEC);
         c->retry_rounds++;
         r = sd_event_add_time_relative(c->event, &c->retry_source, CLOCK_MONOTONIC, delay, 0, on_retry, c);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot arm the retry timer: %s", strerror(-r));
+                report_log(c->reporter, LOG_WARNING, NULL,
+                           "cannot arm the retry timer: %s; work left undone waits for the next event", strerror(-r));
         else
-                report_log(c->reporter, LOG_INFO, NULL, "work left undone: rescanning in %llu s",
-                           (unsigned long long) (delay / USEC_PER_SEC));
+                report_log(c->reporter, c->retry_rounds > 6 ? LOG_WARNING : LOG_INFO, NULL,
+                           "work left undone: rescanning in %llu s", (unsigned long long) (delay / USEC_PER_SEC));
+}
+
+/* Something kept a job from starting: its work is found again by a rescan. */
+static void retry_later(struct loop *c, const char *what, int error) {
+        report_log(c->reporter, LOG_ERR, NULL, "%s: %s; rescanning later", what, strerror(-error));
+        schedule_retry(c, true);
+}
+
+static void *runner_main(void *userdata) {
+        struct loop *c = userdata;
+        uint64_t one = 1;
+
+        c->job->error = runner_run_job(&c->runner_ctx, c->job);
+        /* Wake the event loop; it joins us. */
+        if (write(c->done_fd, &one, sizeof(one)) < 0)
+                c->job->error = c->job->error ?: -errno;
+        return NULL;
 }
 
 static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct loop *c = userdata;
+        struct job *j;
         uint64_t v;
 
         if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -208,41 +238,58 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
                 return 0;
         pthread_join(c->runner, NULL);
         c->runner_busy = false;
+        j = TAKE_PTR(c->job);
+        (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
 
-        c->total_blocks += c->job->onlined;
-        c->total_bytes += c->job->bytes;
-        c->total_failed += c->job->failed;
+        c->total_blocks += j->onlined;
+        c->total_bytes += j->bytes;
+        c->total_failed += j->failed;
         c->batches++;
-        if (c->job->onlined || c->job->failed)
-                update_status(c, c->job);
-        if (!c->exiting)
-                schedule_retry(c, c->job->error < 0 || c->job->failed > 0);
-        job_free(c->job);
-        c->job = NULL;
-        policy_free(c->retired_policy);
-        c->retired_policy = NULL;
+        if (j->onlined || j->failed)
+                update_status(c, j);
+        schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0);
+        job_free(j);
 
-        if (c->exiting) {
-                sd_event_exit(c->event, 0);
-                return 0;
-        }
-        (void) maybe_start_job(c);
+        if (c->exiting)
+                finish_stop(c);
+        else
+                maybe_start_job(c);
         return 0;
 }
 
+/* STATUS= while a job runs, at most twice a second; the timer is off while idle. */
+static int on_progress(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct loop *c = userdata;
+        struct job_progress_view v;
+        char status[160];
+
+        if (!c->runner_busy)
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        job_progress_read(&c->progress, now_usec(), &v);
+        if (job_progress_format(&v, status, sizeof(status)) > 0)
+                sd_notifyf(false, "STATUS=%s", status);
+        (void) sd_event_source_set_time_relative(s, PROGRESS_INTERVAL_USEC);
+        return 0;
+}
+
+/* Takes the job: on success the runner thread has it, on failure it is freed. */
 static int start_job(struct loop *c, struct job *j) {
         int r;
 
-        j->policy = c->policy;
+        job_progress_reset(&c->progress);
         c->job = j;
         r = -pthread_create(&c->runner, NULL, runner_main, c);
         if (r < 0) {
                 c->job = NULL;
                 job_free(j);
-                report_log(c->reporter, LOG_ERR, NULL, "cannot start the worker thread: %s", strerror(-r));
                 return r;
         }
         c->runner_busy = true;
+        c->last_alive_usec = now_usec();
+        if (c->progress_source) {
+                (void) sd_event_source_set_time_relative(c->progress_source, PROGRESS_INTERVAL_USEC);
+                (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_ON);
+        }
         return 0;
 }
 
@@ -260,40 +307,40 @@ static void update_more_work(struct loop *c) {
         atomic_store(&c->more_work, !c->exiting && (c->batcher.n > 0 || c->rescan_pending));
 }
 
-static int start_due_job(struct loop *c);
-
-/* Start the next job if the runner is idle and work is due. */
-static int maybe_start_job(struct loop *c) {
-        int r = start_due_job(c);
-
-        update_more_work(c);
-        return r;
+/* Whether the policy converts devdax devices: then rescans look for them too. */
+static bool policy_converts(const struct policy *p) {
+        if (p->convert_devdax)
+                return true;
+        for (size_t i = 0; i < p->n_devices; i++)
+                if (p->devices[i].convert > 0)
+                        return true;
+        return false;
 }
 
-static int start_due_job(struct loop *c) {
-        _cleanup_free_ struct job *j = NULL;
-        uint64_t now = now_usec();
-        bool due = batcher_due(&c->batcher, now);
+/* The next job, or NULL when nothing is due. */
+static int take_due_job(struct loop *c, struct job **ret) {
+        _cleanup_(job_freep) struct job *j = NULL;
+        bool due = batcher_due(&c->batcher, now_usec());
         int r;
 
-        if (c->runner_busy || c->exiting)
-                return 0;
+        *ret = NULL;
         if (!c->rescan_pending && !due && c->n_dax_pending == 0)
-                return arm_timer(c);
+                return 0;
 
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
+        j->policy = policy_ref(c->policy);
         if (c->rescan_pending) {
-                /* A rescan covers every pending id too. */
-                uint64_t *ids;
+                /* A rescan covers every pending id too, and every devdax device. */
+                _cleanup_free_ uint64_t *ids = NULL;
                 size_t n;
 
                 r = batcher_take(&c->batcher, &ids, &n, &j->first_event_usec);
                 if (r < 0)
                         return r;
-                free(ids);
                 j->trigger = c->rescan_trigger;
+                j->scan_dax = policy_converts(c->policy);
                 c->rescan_pending = false;
         } else if (due) {
                 r = batcher_take(&c->batcher, &j->ids, &j->n_ids, &j->first_event_usec);
@@ -320,15 +367,40 @@ static int start_due_job(struct loop *c) {
         j->dax_event_usec = TAKE_PTR(c->dax_pending_usec);
         j->n_dax = c->n_dax_pending;
         c->n_dax_pending = c->dax_allocated = c->dax_usec_allocated = 0;
+        *ret = TAKE_PTR(j);
+        return 0;
+}
 
-        r = start_job(c, TAKE_PTR(j));
+/*
+ * Start the next job if the runner is idle and work is due. Nothing here
+ * may stop the loop: what could not start is found by a rescan later.
+ */
+static void maybe_start_job(struct loop *c) {
+        struct job *j = NULL;
+        int r;
+
+        if (!c->runner_busy && !c->exiting) {
+                r = take_due_job(c, &j);
+                if (r < 0) {
+                        request_rescan(c, "retry");
+                        retry_later(c, "cannot prepare the next batch", r);
+                } else if (j) {
+                        r = start_job(c, j);
+                        if (r < 0) {
+                                request_rescan(c, "retry");
+                                retry_later(c, "cannot start the runner thread", r);
+                        }
+                }
+        }
+        r = arm_timer(c);
         if (r < 0)
-                return r;
-        return arm_timer(c);
+                retry_later(c, "cannot arm the batch timer", r);
+        update_more_work(c);
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        return maybe_start_job(userdata);
+        maybe_start_job(userdata);
+        return 0;
 }
 
 static void request_rescan(struct loop *c, const char *trigger) {
@@ -348,6 +420,39 @@ static int queue_dax(struct loop *c, const char *name) {
                 return -ENOMEM;
         c->dax_pending_usec[c->n_dax_pending++] = now_usec();
         return 0;
+}
+
+static void handle_event(struct loop *c, const struct monitor_event *ev) {
+        switch (ev->kind) {
+        case MONITOR_MEMORY_ADD:
+                c->adds_seen++;
+                if (batcher_add(&c->batcher, ev->block_id, now_usec()) < 0)
+                        request_rescan(c, "rescan");
+                break;
+        case MONITOR_MEMORY_ONLINE:
+                /* The runner reads these again unless it onlined them itself. */
+                if (c->touched.n >= TOUCHED_MAX || batcher_add(&c->touched, ev->block_id, 0) < 0) {
+                        batcher_clear(&c->touched);
+                        c->topology_reload = true;
+                }
+                break;
+        case MONITOR_MEMORY_OFFLINE:
+        case MONITOR_MEMORY_REMOVE:
+                c->topology_reload = true;
+                break;
+        case MONITOR_DAX_ADD:
+                if (!c->policy->convert_devdax && c->policy->n_devices == 0)
+                        break;
+                if (queue_dax(c, ev->devname) < 0) {
+                        /* The rescan looks at every devdax device. */
+                        report_log(c->reporter, LOG_WARNING, NULL, "%s: out of memory queueing it; rescanning",
+                                   ev->devname);
+                        request_rescan(c, "rescan");
+                }
+                break;
+        default:
+                break;
+        }
 }
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -372,74 +477,134 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                         request_rescan(c, "rescan");
                         break;
                 }
-                switch (ev.kind) {
-                case MONITOR_MEMORY_ADD:
-                        r = batcher_add(&c->batcher, ev.block_id, now_usec());
-                        if (r < 0)
-                                request_rescan(c, "rescan");
-                        break;
-                case MONITOR_MEMORY_ONLINE:
-                        /* The runner reads these again unless it onlined them itself. */
-                        if (c->touched.n >= TOUCHED_MAX || batcher_add(&c->touched, ev.block_id, 0) < 0) {
-                                batcher_clear(&c->touched);
-                                c->topology_reload = true;
-                        }
-                        break;
-                case MONITOR_MEMORY_OFFLINE:
-                case MONITOR_MEMORY_REMOVE:
-                        c->topology_reload = true;
-                        break;
-                case MONITOR_DAX_ADD:
-                        if (c->policy->convert_devdax || c->policy->n_devices > 0)
-                                if (queue_dax(c, ev.devname) < 0)
-                                        report_log(c->reporter, LOG_WARNING, NULL, "%s: dropped: out of memory",
-                                                   ev.devname);
-                        break;
-                default:
-                        break;
-                }
+                handle_event(c, &ev);
         }
-        return maybe_start_job(c);
+        maybe_start_job(c);
+        return 0;
 }
 
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        struct loop *c = userdata;
+static int reload(struct loop *c) {
         struct policy *p = NULL;
         int r;
 
         sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading %s", c->config_path);
         r = load_policy(c, &p);
-        if (r < 0) {
+        if (r < 0)
                 report_log(c->reporter, LOG_ERR, MESSAGE_ID_CONFIG,
                            "reload of %s failed; keeping the previous policy", c->config_path);
-        } else {
-                if (c->runner_busy) {
-                        policy_free(c->retired_policy);
-                        c->retired_policy = c->policy;
-                } else
-                        policy_free(c->policy);
+        else {
+                /* A running job keeps its own reference to the policy it was planned under. */
+                policy_unref(c->policy);
                 c->policy = p;
                 batcher_set_window(&c->batcher, p->settle_ms, p->max_wait_ms);
                 report_log(c->reporter, LOG_INFO, NULL, "reloaded %s", c->policy->path ? c->policy->path : "defaults");
                 /* Blocks the old policy skipped may be wanted now. */
                 request_rescan(c, "reload");
-                (void) maybe_start_job(c);
+                maybe_start_job(c);
         }
         sd_notify(false, "READY=1");
         update_status(c, NULL);
+        return r;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) reload(userdata);
         return 0;
+}
+
+static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct loop *c = userdata;
+
+        if (!c->runner_busy)
+                return 0;
+        report_log(c->reporter, LOG_WARNING, NULL,
+                   "stopping: the runner is still busy after %.1f s (memory%llu was its last block); exiting without "
+                   "it, the next start's coldplug finishes its work",
+                   (double) c->stop_timeout_usec / (double) USEC_PER_SEC,
+                   (unsigned long long) atomic_load(&c->progress.block));
+        return sd_event_exit(c->event, -ETIMEDOUT);
+}
+
+/*
+ * The runner is idle and we are stopping. Blocks held back or deferred
+ * for a next batch that will not come are onlined now, in one last job;
+ * after that, exit.
+ */
+static void finish_stop(struct loop *c) {
+        _cleanup_(job_freep) struct job *j = NULL;
+        int r;
+
+        if (!c->final_job_done && runner_has_carried_over(&c->runner_ctx)) {
+                c->final_job_done = true;
+                j = calloc(1, sizeof(*j));
+                if (j)
+                        j->ids = calloc(1, sizeof(uint64_t));   /* the carried-over blocks join it */
+                if (!j || !j->ids) {
+                        report_log(c->reporter, LOG_WARNING, NULL,
+                                   "stopping: out of memory for the held blocks' job; the next start onlines them");
+                        sd_event_exit(c->event, 0);
+                        return;
+                }
+                j->policy = policy_ref(c->policy);
+                j->trigger = "stop";
+                atomic_store(&c->stop, false);
+                r = start_job(c, TAKE_PTR(j));
+                if (r >= 0)
+                        return;
+                report_log(c->reporter, LOG_WARNING, NULL, "stopping: cannot start the held blocks' job: %s; "
+                           "the next start onlines them", strerror(-r));
+        }
+        sd_event_exit(c->event, 0);
 }
 
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct loop *c = userdata;
+        int r;
 
+        if (c->exiting)
+                return 0;
         sd_notify(false, "STOPPING=1\nSTATUS=Stopping: finishing in-flight writes");
         c->exiting = true;
         atomic_store(&c->stop, true);
         update_more_work(c);
+        c->retry_source = sd_event_source_disable_unref(c->retry_source);
+        (void) sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
+        r = sd_event_add_time_relative(c->event, &c->stop_source, CLOCK_MONOTONIC, c->stop_timeout_usec, 0,
+                                       on_stop_timeout, c);
+        if (r < 0)
+                report_log(c->reporter, LOG_WARNING, NULL, "cannot bound the stop: %s", strerror(-r));
         if (!c->runner_busy)
-                sd_event_exit(c->event, 0);
+                finish_stop(c);
         return 0;
+}
+
+/*
+ * WATCHDOG=1 only while batches make progress: the runner finished a
+ * step, or the kernel still adds blocks (its add holds the lock our
+ * write waits for). A runner stuck in a sysfs read or write stops the
+ * pings, and systemd restarts us; coldplug then finishes the work.
+ */
+static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct loop *c = userdata;
+        uint64_t now = now_usec(), beat = atomic_load(&c->progress.beat);
+
+        if (!c->runner_busy || beat != c->last_beat || c->adds_seen != c->adds_at_last_beat) {
+                c->last_beat = beat;
+                c->adds_at_last_beat = c->adds_seen;
+                c->last_alive_usec = now;
+                c->starving = false;
+        }
+        if (now - c->last_alive_usec < c->watchdog_usec)
+                sd_notify(false, "WATCHDOG=1");
+        else if (!c->starving) {
+                c->starving = true;
+                report_log(c->reporter, LOG_ERR, MESSAGE_ID_STALLED,
+                           "no progress for %llu s: the runner is stuck (memory%llu was its last block); no longer "
+                           "feeding the watchdog, so that systemd restarts us",
+                           (unsigned long long) ((now - c->last_alive_usec) / USEC_PER_SEC),
+                           (unsigned long long) atomic_load(&c->progress.block));
+        }
+        return sd_event_source_set_time(s, now + c->watchdog_usec / 2);
 }
 
 static int feed_receive_monitor(void *userdata, struct monitor_event *ret) {
@@ -469,8 +634,11 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 .reporter = c->reporter,
                 .stop = &c->stop,
                 .more_work = &c->more_work,
+                .progress = &c->progress,
+                .ops = cfg->ops,
                 .out = stdout,
         };
+        c->stop_timeout_usec = cfg->stop_timeout_usec ?: STOP_TIMEOUT_USEC;
 
         r = load_policy(c, &c->policy);
         if (r < 0)
@@ -486,7 +654,7 @@ sd_event *loop_get_event(struct loop *c) {
 }
 
 int loop_reload(struct loop *c) {
-        return on_sighup(NULL, NULL, c);
+        return reload(c);
 }
 
 void loop_terminate(struct loop *c) {
@@ -500,6 +668,7 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .failed = c->total_failed,
                 .batches = c->batches,
                 .runner_busy = c->runner_busy,
+        .held = runner_has_carried_over(&c->runner_ctx),
         };
 }
 
@@ -544,9 +713,19 @@ static int loop_setup(struct loop *c) {
                 r = sd_event_add_signal(c->event, NULL, SIGINT, on_terminate, c);
         if (r < 0)
                 return r;
-        r = sd_event_set_watchdog(c->event, true);
+        if (sd_watchdog_enabled(false, &c->watchdog_usec) > 0 && c->watchdog_usec > 0) {
+                r = sd_event_add_time_relative(c->event, &c->watchdog_source, CLOCK_MONOTONIC,
+                                               c->watchdog_usec / 2, c->watchdog_usec / 20, on_watchdog, c);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_enabled(c->watchdog_source, SD_EVENT_ON);
+        }
+        r = sd_event_add_time_relative(c->event, &c->progress_source, CLOCK_MONOTONIC, PROGRESS_INTERVAL_USEC,
+                                       PROGRESS_INTERVAL_USEC / 10,
+                                       on_progress, c);
         if (r < 0)
                 return r;
+        (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
 
         r = open_feed(c);
         if (r < 0)
@@ -561,30 +740,38 @@ static int loop_setup(struct loop *c) {
         r = sd_event_add_io(c->event, &c->done_source, c->done_fd, EPOLLIN, on_job_done, c);
         if (r < 0)
                 return r;
-        r = sd_event_add_time(c->event, &c->timer_source, CLOCK_MONOTONIC, UINT64_MAX, 0, on_timer, c);
+        /* Accuracy 1 µs: sd-event's default (250 ms) would start batches that late. */
+        r = sd_event_add_time(c->event, &c->timer_source, CLOCK_MONOTONIC, UINT64_MAX, 1, on_timer, c);
         if (r < 0)
                 return r;
         return sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
 }
 
-int loop_run(struct loop *c) {
+int loop_start(struct loop *c) {
         int r;
 
+        if (c->event)
+                return 0;
         r = loop_setup(c);
         if (r < 0)
                 return r;
-
         report_log(c->reporter, LOG_INFO, MESSAGE_ID_STARTED, "memonlined %s started (policy %s, sysfs %s)",
                    PACKAGE_VERSION, c->policy->path ? c->policy->path : "built-in", c->sysfs_root);
 
         /* Coldplug: whatever is offline now was added before we listened. */
         request_rescan(c, "coldplug");
-        r = maybe_start_job(c);
-        if (r < 0)
-                return r;
+        maybe_start_job(c);
         sd_notify(false, "READY=1");
         update_status(c, NULL);
+        return 0;
+}
 
+int loop_run(struct loop *c) {
+        int r;
+
+        r = loop_start(c);
+        if (r < 0)
+                return r;
         r = sd_event_loop(c->event);
         if (r < 0)
                 return r;

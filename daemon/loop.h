@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <systemd/sd-event.h>
 #include "monitor.h"
+#include "online.h"
 #include "policy.h"
 #include "report.h"
 
@@ -29,6 +30,8 @@ struct loop_config {
         const char *sysfs_root;
         struct reporter *reporter;
         const struct event_feed *feed;          /* NULL: open the monitor the policy names */
+        const struct online_ops *ops;           /* NULL: write sysfs; tests stand in for the kernel */
+        uint64_t stop_timeout_usec;             /* how long a stop waits for the runner; 0: the default */
 };
 
 struct loop;
@@ -38,7 +41,13 @@ int loop_load_policy(const struct loop_config *cfg, struct policy **ret);
 
 /* Loads the policy (errors logged once, with FILE:LINE). */
 int loop_new(const struct loop_config *cfg, struct loop **ret);
-/* Until SIGTERM/SIGINT or loop_terminate(). 0 on a clean stop. */
+/* Listen, start the coldplug job and tell systemd we are ready (loop_run() does it if not done). */
+int loop_start(struct loop *l);
+/*
+ * Until SIGTERM/SIGINT or loop_terminate(). 0 on a clean stop;
+ * -ETIMEDOUT when the runner was still stuck when the stop timed out
+ * (then loop_free() leaves it what it uses: exit the process next).
+ */
 int loop_run(struct loop *l);
 void loop_free(struct loop *l);
 void loop_freep(struct loop **l);
@@ -52,5 +61,6 @@ void loop_terminate(struct loop *l);
 struct loop_stats {
         uint64_t blocks, bytes, failed, batches;
         bool runner_busy;
+        bool held;                      /* blocks wait offline for a next batch */
 };
 void loop_get_stats(const struct loop *l, struct loop_stats *ret);

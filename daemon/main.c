@@ -104,9 +104,9 @@ static int run_once(struct context *c) {
                 return r;
         if (c->dry_run)
                 return 0;
-        report_log(&c->reporter, LOG_INFO, NULL, "%zu blocks onlined, %zu failed, %zu not attempted", j.onlined,
-                   j.failed, j.not_attempted);
-        return j.failed || j.not_attempted ? -EIO : 0;
+        report_log(&c->reporter, LOG_INFO, NULL, "%zu blocks onlined, %zu failed, %zu undecided, %zu not attempted",
+                   j.onlined, j.failed, j.undecided, j.not_attempted);
+        return j.failed || j.undecided || j.not_attempted || j.dax_failed ? -EIO : 0;
 }
 
 /* ---- options ----------------------------------------------------------- */
@@ -239,7 +239,7 @@ int main(int argc, char **argv) {
                         return EXIT_FAILURE;
                 }
                 printf("%s: OK\n", c.config_path);
-                policy_free(p);
+                policy_unref(p);
                 return EXIT_SUCCESS;
         }
 

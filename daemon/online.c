@@ -481,7 +481,6 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
         struct run *run = w->run;
         int fd = rb.fd;                 /* the caller's to close */
         enum block_state st;
-        bool fell_back = false;
         const char *value;
         int r;
 
@@ -544,6 +543,7 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
 
                 if ((r == -EBUSY || r == -EAGAIN) && br->attempts <= run->retries) {
                         sleep_msec(backoff_for(run, br->attempts));
+                        job_progress_beat(run->req->progress);
                         continue;
                 }
                 if (r == -EINVAL && read_state(run, br->id, fd, &st, &rb.state_len) >= 0) {
@@ -556,10 +556,12 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
                         /*
                          * Still offline: the zone asked for is not valid for this
                          * block (valid_zones, not read up front). Like the planner
-                         * with valid_zones at hand, fall back to the kernel's choice.
+                         * with valid_zones at hand, a default falls back to the
+                         * kernel's choice; an admin's rule stands (EINVAL, reported).
                          */
-                        if (st == BLOCK_STATE_OFFLINE && !fell_back && item->zone != ZONE_ONLINE) {
-                                fell_back = true;
+                        if (st == BLOCK_STATE_OFFLINE && !br->fell_back && !item->by_rule &&
+                            item->zone != ZONE_ONLINE) {
+                                br->fell_back = true;
                                 br->zone = ZONE_ONLINE;
                                 value = zone_to_string(ZONE_ONLINE);
                                 continue;
@@ -599,10 +601,12 @@ static void *worker_main(void *userdata) {
                         continue;
                 }
                 rb = take_ready(w, i);
+                job_progress_block(run->req->progress, g->node, br->id);
                 if (i >= w->first_deferred && run->req->hold_last && atomic_load(run->req->hold_last))
                         br->held = br->skipped = true;
                 else
                         online_one(w, &g->items[idx - w->first_item], rb, br);
+                job_progress_finished(run->req->progress);
                 release_ready(w, i, rb.fd);
         }
         slot_drop(w);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include "plan.h"
 #include "policy.h"
+#include "progress.h"
 
 /*
  * Node workers: one pthread per planned CPU, pinned with
@@ -36,6 +37,7 @@ struct block_result {
         bool skipped;                   /* not offline (or gone) when its turn came: not written */
         bool held;                      /* kept offline for the next job (hold_last); also skipped */
         bool not_attempted;             /* stopped before its turn (SIGTERM) */
+        bool fell_back;                 /* EINVAL for the default zone: the kernel's choice instead */
         uint64_t usec;                  /* the successful write's duration */
         uint64_t done_usec;             /* CLOCK_MONOTONIC when it finished */
 };
@@ -43,7 +45,6 @@ struct block_result {
 struct group_result {
         int node;
         int writer_node;
-        enum zone zone_mask;            /* unused; see zones_used */
         unsigned zones_used;            /* 1 << enum zone for every zone written */
         char *cpus_used;                /* cpulist of CPUs that really wrote */
         size_t blocks, failed;
@@ -93,6 +94,7 @@ struct online_request {
         const atomic_bool *hold_last;
         const uint64_t *held_in;
         size_t n_held_in;
+        struct job_progress *progress;  /* NULL: nobody watches */
 };
 
 /*

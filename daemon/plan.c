@@ -12,7 +12,8 @@
 
 /* Where a zone decision came from; only the default is subject to the ratio guard. */
 enum origin {
-        ORIGIN_RULE,
+        ORIGIN_RULE,                    /* an admin's [node], [range], [device] rule or exclusion */
+        ORIGIN_PMEM_DEFAULT,            /* [pmem] zone for dax kmem memory: not guarded, but a default */
         ORIGIN_DEFAULT,
 };
 
@@ -20,6 +21,9 @@ struct decision {
         enum zone zone;
         const char *reason;
         enum origin origin;
+        bool undecided;
+        bool ratio_guarded;
+        bool fell_back;
 };
 
 /* Running MOVABLE and KERNEL byte totals, global and per node id. */
@@ -40,13 +44,18 @@ static uint64_t block_end(const struct mem_block *b, uint64_t block_size) {
         return b->phys_start > UINT64_MAX - size ? UINT64_MAX : b->phys_start + size;
 }
 
+/* The block's node as a rule may rely on: linked, or given by its dax device; not guessed. */
+static bool node_known(const struct mem_block *b) {
+        return b->node >= 0 && !b->node_guessed;
+}
+
 static bool excluded(const struct policy *p, const struct mem_block *b, uint64_t block_size) {
         for (size_t i = 0; i < p->n_exclusions; i++) {
                 const struct exclusion *e = &p->exclusions[i];
 
                 switch (e->kind) {
                 case EXCLUDE_NODE:
-                        if (b->node >= 0 && b->node == e->node)
+                        if (node_known(b) && b->node == e->node)
                                 return true;
                         break;
                 case EXCLUDE_BLOCK:
@@ -96,6 +105,42 @@ const struct device_rule *plan_match_device(const struct policy *p, const char *
         return NULL;
 }
 
+static bool policy_uses_node(const struct policy *p) {
+        for (size_t i = 0; i < p->n_exclusions; i++)
+                if (p->exclusions[i].kind == EXCLUDE_NODE)
+                        return true;
+        for (size_t i = 0; i < p->n_nodes; i++)
+                if (p->nodes[i].zone != ZONE_UNSET)
+                        return true;
+        for (size_t i = 0; i < p->n_devices; i++)
+                if (p->devices[i].zone != ZONE_UNSET && p->devices[i].target_node >= 0)
+                        return true;
+        return false;
+}
+
+static bool policy_uses_device(const struct policy *p) {
+        for (size_t i = 0; i < p->n_exclusions; i++)
+                if (p->exclusions[i].kind == EXCLUDE_DEVICE)
+                        return true;
+        for (size_t i = 0; i < p->n_devices; i++)
+                if (p->devices[i].zone != ZONE_UNSET)
+                        return true;
+        return p->pmem_zone != ZONE_UNSET && p->pmem_zone != p->default_zone;
+}
+
+/*
+ * Fail safe: a rule that hangs on a fact the block lacks cannot be
+ * checked, so the block is not onlined now. NULL when nothing is missing.
+ */
+static const char *undecidable(const struct policy *p, const struct mem_block *b) {
+        if (!node_known(b) && policy_uses_node(p))
+                return b->node >= 0 ? "undecided: node only guessed (no node link yet) and node rules apply"
+                                    : "undecided: node not known (no node link yet) and node rules apply";
+        if (b->attribution_unknown && policy_uses_device(p))
+                return "undecided: dax devices could not all be read and device rules apply";
+        return NULL;
+}
+
 /* Reasons naming a rule are formatted once per rule and owned by the plan. */
 static int rule_reason(struct plan *plan, size_t slot, const char *fmt_name, const char *name,
                        unsigned line, const char **ret) {
@@ -116,8 +161,16 @@ static int decide(struct plan *plan, const struct policy *p, const struct mem_bl
                   uint64_t block_size, struct decision *ret) {
         int r;
 
+        const char *missing;
+
         if (excluded(p, b, block_size)) {
-                *ret = (struct decision) { ZONE_SKIP, "excluded", ORIGIN_RULE };
+                *ret = (struct decision) { .zone = ZONE_SKIP, .reason = "excluded", .origin = ORIGIN_RULE };
+                return 0;
+        }
+        missing = undecidable(p, b);
+        if (missing) {
+                *ret = (struct decision) { .zone = ZONE_SKIP, .reason = missing, .origin = ORIGIN_RULE,
+                                           .undecided = true };
                 return 0;
         }
 
@@ -135,7 +188,7 @@ static int decide(struct plan *plan, const struct policy *p, const struct mem_bl
                         r = rule_reason(plan, i, "device rule", d->name ?: "(unnamed)", d->line, &reason);
                         if (r < 0)
                                 return r;
-                        *ret = (struct decision) { d->zone, reason, ORIGIN_RULE };
+                        *ret = (struct decision) { .zone = d->zone, .reason = reason, .origin = ORIGIN_RULE };
                         return 0;
                 }
         }
@@ -149,36 +202,55 @@ static int decide(struct plan *plan, const struct policy *p, const struct mem_bl
                 r = rule_reason(plan, p->n_devices + i, "range rule line", NULL, rr->line, &reason);
                 if (r < 0)
                         return r;
-                *ret = (struct decision) { rr->zone, reason, ORIGIN_RULE };
+                *ret = (struct decision) { .zone = rr->zone, .reason = reason, .origin = ORIGIN_RULE };
                 return 0;
         }
 
         if (b->node >= 0)
                 for (size_t i = 0; i < p->n_nodes; i++)
                         if (p->nodes[i].node == b->node && p->nodes[i].zone != ZONE_UNSET) {
-                                *ret = (struct decision) { p->nodes[i].zone, "node rule", ORIGIN_RULE };
+                                *ret = (struct decision) { .zone = p->nodes[i].zone, .reason = "node rule",
+                                                           .origin = ORIGIN_RULE };
                                 return 0;
                         }
 
         if (b->device && p->pmem_zone != ZONE_UNSET) {
-                *ret = (struct decision) { p->pmem_zone, "pmem default", ORIGIN_RULE };
+                *ret = (struct decision) { .zone = p->pmem_zone, .reason = "pmem default",
+                                           .origin = ORIGIN_PMEM_DEFAULT };
                 return 0;
         }
 
         *ret = (struct decision) {
-                p->default_zone != ZONE_UNSET ? p->default_zone : ZONE_ONLINE, "default", ORIGIN_DEFAULT
+                .zone = p->default_zone != ZONE_UNSET ? p->default_zone : ZONE_ONLINE,
+                .reason = "default",
+                .origin = ORIGIN_DEFAULT,
         };
         return 0;
 }
 
-/* valid_zones of an offline block says what the kernel accepts; 0 = unknown, trust the plan. */
+/*
+ * valid_zones of an offline block says what the kernel accepts; 0 =
+ * unknown, trust the plan. A default falls back to the kernel's choice
+ * (and is counted, for a notice); an admin's rule is not changed behind
+ * their back: the block stays offline, reported, and is tried again.
+ */
 static void apply_valid_zones(const struct mem_block *b, struct decision *d) {
-        if (b->valid_zones == 0)
+        bool movable_invalid = d->zone == ZONE_MOVABLE && !(b->valid_zones & VALID_MOVABLE);
+        bool kernel_invalid = d->zone == ZONE_KERNEL && !(b->valid_zones & VALID_NORMAL);
+
+        if (b->valid_zones == 0 || (!movable_invalid && !kernel_invalid))
                 return;
-        if (d->zone == ZONE_MOVABLE && !(b->valid_zones & VALID_MOVABLE))
-                *d = (struct decision) { ZONE_ONLINE, "movable not valid", d->origin };
-        else if (d->zone == ZONE_KERNEL && !(b->valid_zones & VALID_NORMAL))
-                *d = (struct decision) { ZONE_ONLINE, "kernel not valid", d->origin };
+        if (d->origin == ORIGIN_RULE)
+                *d = (struct decision) { .zone = ZONE_SKIP,
+                                         .reason = movable_invalid ? "undecided: a rule asks online_movable, which the kernel "
+                                                           "does not offer for this block (valid_zones)"
+                                                         : "undecided: a rule asks online_kernel, which the kernel "
+                                                           "does not offer for this block (valid_zones)",
+                                         .origin = ORIGIN_RULE, .undecided = true };
+        else
+                *d = (struct decision) { .zone = ZONE_ONLINE,
+                                         .reason = movable_invalid ? "movable not valid" : "kernel not valid",
+                                         .origin = d->origin, .ratio_guarded = d->ratio_guarded, .fell_back = true };
 }
 
 static void ratio_totals_done(struct ratio_totals *rt) {
@@ -365,7 +437,7 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                 /* Rule-made MOVABLE blocks go MOVABLE whatever the guard says, so they
                  * take their share of the budget before any default block. */
                 for (size_t i = 0; i < n; i++)
-                        if (dec[i].zone == ZONE_MOVABLE && dec[i].origin == ORIGIN_RULE)
+                        if (dec[i].zone == ZONE_MOVABLE && dec[i].origin != ORIGIN_DEFAULT)
                                 ratio_add_movable(&rt, order[i]->node, t->block_size);
                 for (size_t i = 0; i < n; i++) {
                         if (dec[i].zone != ZONE_MOVABLE || dec[i].origin != ORIGIN_DEFAULT)
@@ -373,7 +445,8 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                         if (ratio_guard_allows(p, &rt, order[i]->node, t->block_size))
                                 ratio_add_movable(&rt, order[i]->node, t->block_size);
                         else {
-                                dec[i] = (struct decision) { ZONE_KERNEL, "ratio guard", ORIGIN_DEFAULT };
+                                dec[i] = (struct decision) { .zone = ZONE_KERNEL, .reason = "ratio guard",
+                                                             .origin = ORIGIN_DEFAULT, .ratio_guarded = true };
                                 apply_valid_zones(order[i], &dec[i]);
                         }
                 }
@@ -424,9 +497,15 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                         .zone = dec[i].zone,
                         .reason = dec[i].reason,
                         .worker = -1,
+                        .by_rule = dec[i].origin == ORIGIN_RULE,
+                        .ratio_guarded = dec[i].ratio_guarded,
+                        .undecided = dec[i].undecided,
                 };
                 size_t s = node_slot(order[i]->node, n_slots);
 
+                plan->n_undecided += item.undecided;
+                plan->n_ratio_guarded += item.ratio_guarded;
+                plan->n_fell_back += dec[i].fell_back;
                 if (item.zone == ZONE_SKIP)
                         plan->skipped[plan->n_skipped++] = item;
                 else

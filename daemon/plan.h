@@ -20,6 +20,13 @@ struct plan_item {
         enum zone zone;                 /* never ZONE_UNSET */
         const char *reason;             /* why this zone: static, or owned by the plan */
         int worker;                     /* index into plan_group.cpus */
+        bool by_rule;                   /* an admin's rule chose the zone: never changed quietly */
+        bool ratio_guarded;             /* the ratio guard turned a movable default into kernel */
+        /*
+         * Skipped because a rule could not be checked (the block's node or
+         * dax device is not known): left offline, reported, tried again.
+         */
+        bool undecided;
 };
 
 struct plan_group {
@@ -36,6 +43,9 @@ struct plan {
         size_t n_groups;
         struct plan_item *skipped;      /* zone == ZONE_SKIP, not in any group */
         size_t n_skipped;
+        size_t n_undecided;             /* of the skipped, those undecided */
+        size_t n_ratio_guarded;
+        size_t n_fell_back;             /* default zone not valid: the kernel's choice instead */
         size_t n_items;                 /* blocks to write */
         char **reasons;                 /* formatted reasons the items point to */
         size_t n_reasons;               /* slots in reasons (some may be NULL) */

@@ -83,8 +83,7 @@ void pmem_devices_clear(struct pmem_devices *d) {
         for (size_t i = 0; i < d->n; i++)
                 pmem_device_done(&d->devices[i]);
         free(d->devices);
-        d->devices = NULL;
-        d->n = d->allocated = 0;
+        *d = (struct pmem_devices) {};
 }
 
 static void pmem_devices_clearp(struct pmem_devices *d) {
@@ -457,8 +456,20 @@ int pmem_scan(const char *sysfs_root, struct pmem_devices *ret) {
                 r = pmem_read_device(sysfs_root, de->d_name, &dev);
                 if (r == -ENOENT)
                         continue;       /* removed between readdir and reading it */
-                if (r < 0)
+                if (r == -ENOMEM)
                         return r;
+                if (r < 0) {
+                        /* One bad device must not hide the others; the caller decides what unknown means. */
+                        if (set.n_unreadable++ == 0) {
+                                /* dax_name_parse() bounds the name: daxR.N with two unsigned ints. */
+                                size_t len = strnlen(de->d_name, sizeof(set.unreadable_name) - 1);
+
+                                memcpy(set.unreadable_name, de->d_name, len);
+                                set.unreadable_name[len] = 0;
+                                set.unreadable_error = r;
+                        }
+                        continue;
+                }
                 if (GROW(set.devices, set.allocated, set.n + 1) < 0) {
                         pmem_device_done(&dev);
                         return -ENOMEM;
@@ -1157,7 +1168,14 @@ static const char *bind_hint(int error) {
         }
 }
 
-int pmem_convert(const char *device, struct pmem_convert_result *ret) {
+/* libdaxctl acts on the real /sys only: a test tree under --sysfs-root must never reach it. */
+static bool sysfs_is_real(const char *sysfs_root) {
+        _cleanup_free_ char *canon = realpath(sysfs_root, NULL);
+
+        return canon && streq(canon, "/sys");
+}
+
+int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret) {
         _cleanup_(daxctl_unrefp) struct daxctl_ctx *ctx = NULL;
         _cleanup_free_ char *auto_online = NULL;
         struct pmem_convert_result res = {
@@ -1173,6 +1191,11 @@ int pmem_convert(const char *device, struct pmem_convert_result *ret) {
                 return -EINVAL;
         if (dax_name_parse(device, NULL, NULL) < 0) {
                 r = convert_fail(&res, NULL, -EINVAL, "'%s' is not a dax device name (daxR.N)", device ?: "");
+                goto out;
+        }
+        if (!sysfs_root || !sysfs_is_real(sysfs_root)) {
+                r = convert_fail(&res, NULL, -EOPNOTSUPP, "conversion works on the real /sys only, not under %s",
+                                 sysfs_root ?: "(none)");
                 goto out;
         }
 

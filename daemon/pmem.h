@@ -55,6 +55,10 @@ struct pmem_device {
 struct pmem_devices {
         struct pmem_device *devices;    /* ascending by (region, id) of the daxR.N name */
         size_t n, allocated;
+        /* Devices that exist but could not be read: which blocks are theirs is unknown. */
+        size_t n_unreadable;
+        char unreadable_name[32];       /* the first of them, and why */
+        int unreadable_error;
 };
 
 void pmem_device_done(struct pmem_device *dev);         /* frees contents */
@@ -68,9 +72,11 @@ const struct pmem_device *pmem_devices_find(const struct pmem_devices *d, const 
 int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_device *ret);
 
 /*
- * Read every dax device. Devices that vanish during the scan are left out.
+ * Read every dax device. Devices that vanish during the scan are left out;
+ * devices that cannot be read are left out and counted in n_unreadable.
  * Replaces the contents of *ret on success (a missing bus/dax is an empty
- * set). Returns the number of devices.
+ * set). Returns the number of devices read; -ENOMEM, or -errno when the
+ * bus cannot be listed.
  */
 int pmem_scan(const char *sysfs_root, struct pmem_devices *ret);
 
@@ -178,9 +184,10 @@ struct pmem_convert_result {
  * usual rule, *ret is filled on failure too: it is the failure report.
  * Returns 0, or -ENOENT (no such device), -EBUSY (kernel auto-online is
  * on, or the device/range is busy), -EINVAL (not convertible: wrong mode,
- * size 0), -EOPNOTSUPP (old dax class model), or another -errno.
+ * size 0), -EOPNOTSUPP (old dax class model, or sysfs_root is not the
+ * real /sys: libdaxctl knows no other), or another -errno.
  */
-int pmem_convert(const char *device, struct pmem_convert_result *ret);
+int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret);
 
 /* ---- reporting ------------------------------------------------------- */
 

@@ -51,9 +51,7 @@ int zone_from_string(const char *s, enum zone *ret) {
         return -EINVAL;
 }
 
-void policy_free(struct policy *p) {
-        if (!p)
-                return;
+static void policy_free(struct policy *p) {
         free(p->path);
         cpuset_freep(&p->banned_cpus);
         free(p->nodes);
@@ -70,8 +68,20 @@ void policy_free(struct policy *p) {
         free(p);
 }
 
-void policy_freep(struct policy **p) {
-        policy_free(*p);
+struct policy *policy_ref(struct policy *p) {
+        if (p)
+                atomic_fetch_add(&p->n_ref, 1);
+        return p;
+}
+
+struct policy *policy_unref(struct policy *p) {
+        if (p && atomic_fetch_sub(&p->n_ref, 1) == 1)
+                policy_free(p);
+        return NULL;
+}
+
+void policy_unrefp(struct policy **p) {
+        policy_unref(*p);
 }
 
 int policy_new_default(struct policy **ret) {
@@ -82,6 +92,7 @@ int policy_new_default(struct policy **ret) {
                 return -ENOMEM;
         /* Keep in sync with conf/memonlined.conf; test-policy checks that. */
         *p = (struct policy) {
+                .n_ref = 1,
                 .settle_ms = 30,
                 .max_wait_ms = 500,
                 .max_concurrent_writes = 1,

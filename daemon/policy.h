@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -66,6 +67,11 @@ struct exclusion {
 };
 
 struct policy {
+        /*
+         * References: the loop's current policy and every job planned under
+         * it. A reload replaces the loop's; a job keeps its own to the end.
+         */
+        atomic_uint n_ref;
         char *path;                     /* file it came from, NULL for built-in */
 
         /* [daemon] */
@@ -116,9 +122,11 @@ int policy_new_default(struct policy **ret);
  */
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error);
 
-void policy_free(struct policy *p);
-void policy_freep(struct policy **p);
-#define _cleanup_policy_ __attribute__((cleanup(policy_freep)))
+/* Reference counting, safe across threads (the runner drops the job's). unref returns NULL. */
+struct policy *policy_ref(struct policy *p);
+struct policy *policy_unref(struct policy *p);
+void policy_unrefp(struct policy **p);
+#define _cleanup_policy_ __attribute__((cleanup(policy_unrefp)))
 
 /* Workers for a node given its usable core count (>= 1 if cores >= 1). */
 unsigned policy_workers_for_node(const struct policy *p, int node, unsigned usable_cores);

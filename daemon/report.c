@@ -524,8 +524,38 @@ static int emit_failure(struct reporter *r, const struct plan_item *item, const 
         k |= record_add(&rec, "MEMONLINE_ERRNO=%d", err);
         k |= record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(err, name, sizeof(name)));
         k |= record_add(&rec, "MEMONLINE_ATTEMPTS=%u", b->attempts);
+        if (item && item->by_rule && b->error == -EINVAL)
+                k |= record_add(&rec, "MEMONLINE_REASON=the kernel refused %s, which %s asks; the rule stands and the "
+                                "block stays offline", zone, item->reason ?: "a rule");
         if (item)
                 k |= add_attribution(&rec, item, 1);
+        if (k < 0)
+                return -ENOMEM;
+        return record_emit(r, &rec);
+}
+
+int report_undecided(struct reporter *r, const struct plan_item *item, uint64_t batch) {
+        _cleanup_(record_clear) struct record rec = {};
+        const struct mem_block *b;
+        char name[16];
+        int k = 0;
+
+        if (!r || !item || !item->block)
+                return -EINVAL;
+        b = item->block;
+        k |= record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
+        k |= record_add(&rec, "MESSAGE=Left memory%" PRIu64 " (node %d) offline: %s; trying again later", b->id,
+                        b->node, item->reason ?: "undecided");
+        k |= record_add(&rec, "PRIORITY=%d", LOG_WARNING);
+        k |= record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, batch);
+        k |= record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, b->id);
+        k |= record_add(&rec, "MEMONLINE_NODE=%d", b->node);
+        k |= record_add(&rec, "MEMONLINE_ZONE=skip");
+        k |= record_add(&rec, "MEMONLINE_ERRNO=%d", EAGAIN);
+        k |= record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(EAGAIN, name, sizeof(name)));
+        k |= record_add(&rec, "MEMONLINE_ATTEMPTS=0");
+        k |= record_add(&rec, "MEMONLINE_REASON=%s", item->reason ?: "undecided");
+        k |= add_attribution(&rec, item, 1);
         if (k < 0)
                 return -ENOMEM;
         return record_emit(r, &rec);

@@ -23,6 +23,7 @@
 #define MESSAGE_ID_CONFLICT "bf6b7a8d9ca462f3e4a5b6c7d8e9fa0b"
 #define MESSAGE_ID_STARTED  "c07c8b9eadb573a4f5b6c7d8e9fa0b1c"
 #define MESSAGE_ID_RATIO    "d18d9cafbec684b5a6c7d8e9fa0b1c2d"
+#define MESSAGE_ID_STALLED  "b6e8f99665a04b6891481fbc07dc4af6"
 
 enum log_target {
         LOG_TARGET_AUTO = 0,
@@ -76,3 +77,10 @@ struct batch_info {
  */
 int report_batch(struct reporter *r, const struct batch_info *info, const struct plan *plan,
                  const struct online_result *res);
+
+/*
+ * A failure record for a block the planner left undecided (a rule could
+ * not be checked): MEMONLINE_ERRNO=EAGAIN, MEMONLINE_REASON says why.
+ * batch: the sequence of the batch it belongs to (0: none was written).
+ */
+int report_undecided(struct reporter *r, const struct plan_item *item, uint64_t batch);

@@ -13,10 +13,13 @@
 #define NODE_LINK_POLL_USEC (5 * USEC_PER_MSEC)
 #define NODE_LINK_SLOW_POLL_USEC (50 * USEC_PER_MSEC)
 #define NODE_LINK_PATIENCE 10   /* x node_link_wait_ms, while nothing else is queued */
+/* A zone's hole block is held for the next batch at most this many times max_wait_ms. */
+#define HOLD_MAX_WAITS 10
 
 void job_free(struct job *j) {
         if (!j)
                 return;
+        policy_unref(j->policy);
         free(j->ids);
         free(j->touched);
         for (size_t i = 0; i < j->n_dax; i++)
@@ -26,16 +29,26 @@ void job_free(struct job *j) {
         free(j);
 }
 
+void job_freep(struct job **j) {
+        job_free(*j);
+}
+
 
 void runner_done(struct runner *c) {
         topology_free(c->topology);
         c->topology = NULL;
         free(c->held);
         c->held = NULL;
+        free(c->held_since_usec);
+        c->held_since_usec = NULL;
         c->n_held = 0;
         free(c->deferred);
         c->deferred = NULL;
         c->n_deferred = 0;
+}
+
+bool runner_has_carried_over(const struct runner *c) {
+        return c->n_held > 0 || c->n_deferred > 0;
 }
 
 /* Appends to *ids the ids of add not in it yet. */
@@ -80,28 +93,58 @@ static int take_carried_over(struct runner *c, struct job *j) {
         return append_missing(&j->ids, &j->n_ids, deferred, n_deferred);
 }
 
+/* When memoryN was first held, if the last job held it too; else now. */
+static uint64_t held_since(const struct runner *c, uint64_t id, uint64_t now) {
+        for (size_t i = 0; i < c->n_held; i++)
+                if (c->held[i] == id)
+                        return c->held_since_usec[i];
+        return now;
+}
+
 /* What this job left offline for the next one. */
 static int keep_held(struct runner *c, const struct online_result *res) {
-        size_t n = 0;
+        _cleanup_free_ uint64_t *held = NULL, *since = NULL;
+        uint64_t now = now_usec();
+        size_t n = 0, k = 0;
 
-        free(c->held);
-        c->held = NULL;
-        c->n_held = 0;
         for (size_t i = 0; res && i < res->n_blocks; i++)
                 n += res->blocks[i].held;
-        if (n == 0)
-                return 0;
-        c->held = calloc(n, sizeof(*c->held));
-        if (!c->held)
-                return -ENOMEM;
-        for (size_t i = 0; i < res->n_blocks; i++)
-                if (res->blocks[i].held) {
-                        c->held[c->n_held++] = res->blocks[i].id;
-                        report_log(c->reporter, LOG_DEBUG, NULL,
-                                   "memory%llu: left offline for the next batch, which is already queued",
-                                   (unsigned long long) res->blocks[i].id);
-                }
+        if (n > 0) {
+                held = calloc(n, sizeof(*held));
+                since = calloc(n, sizeof(*since));
+                if (!held || !since)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; res && i < res->n_blocks; i++) {
+                if (!res->blocks[i].held)
+                        continue;
+                held[k] = res->blocks[i].id;
+                since[k++] = held_since(c, res->blocks[i].id, now);
+                report_log(c->reporter, LOG_DEBUG, NULL,
+                           "memory%llu: left offline for the next batch, which is already queued",
+                           (unsigned long long) res->blocks[i].id);
+        }
+        free(c->held);
+        free(c->held_since_usec);
+        c->held = TAKE_PTR(held);
+        c->held_since_usec = TAKE_PTR(since);
+        c->n_held = k;
         return 0;
+}
+
+/*
+ * Holding a zone's hole block for the next batch saves the kernel a
+ * whole-zone walk per online, but under a steady stream of events it
+ * could be held batch after batch. Past HOLD_MAX_WAITS x max_wait_ms no
+ * block is held again: this job writes them all.
+ */
+static bool hold_allowed(const struct runner *c, const struct policy *p) {
+        uint64_t now = now_usec(), limit = (uint64_t) HOLD_MAX_WAITS * MAX(p->max_wait_ms, 1U) * USEC_PER_MSEC;
+
+        for (size_t i = 0; i < c->n_held; i++)
+                if (now - c->held_since_usec[i] >= limit)
+                        return false;
+        return true;
 }
 
 /*
@@ -211,6 +254,7 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
                      now - start >= wait * NODE_LINK_PATIENCE))
                         break;
                 usleep(NODE_LINK_POLL_USEC);
+                job_progress_beat(c->progress);
         }
 
         for (size_t i = 0; i < set->n; i++) {
@@ -365,6 +409,55 @@ static struct pass_clock pass_clock_now(void) {
         return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
 }
 
+/* Blocks left offline because a rule could not be checked: one failure record each, counted for a retry. */
+static void report_undecided_blocks(struct runner *c, struct job *j, const struct plan *plan) {
+        for (size_t i = 0; i < plan->n_skipped; i++) {
+                const struct plan_item *it = &plan->skipped[i];
+                int r;
+
+                if (!it->undecided) {
+                        report_log(c->reporter, LOG_DEBUG, NULL, "memory%llu: skipped (%s)",
+                                   (unsigned long long) it->block->id, it->reason);
+                        continue;
+                }
+                j->undecided++;
+                r = report_undecided(c->reporter, it, c->reporter->batch_seq);
+                if (r < 0)
+                        report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: left offline (%s); no record: %s",
+                                   (unsigned long long) it->block->id, it->reason, strerror(-r));
+        }
+}
+
+/* The zone changes the planner made on its own: never quiet. */
+static void report_zone_changes(struct runner *c, const struct job *j, const struct plan *plan) {
+        uint64_t first_guarded = UINT64_MAX;
+
+        for (size_t g = 0; g < plan->n_groups; g++)
+                for (size_t i = 0; i < plan->groups[g].n_items; i++)
+                        if (plan->groups[g].items[i].ratio_guarded)
+                                first_guarded = MIN(first_guarded, plan->groups[g].items[i].block->id);
+        if (plan->n_ratio_guarded > 0)
+                report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_RATIO,
+                           "%zu blocks from memory%llu on go to online_kernel instead of online_movable: "
+                           "more movable memory would exceed the MOVABLE:KERNEL ratio of %u%%",
+                           plan->n_ratio_guarded, (unsigned long long) first_guarded, j->policy->movable_ratio);
+        if (plan->n_fell_back > 0)
+                report_log(c->reporter, LOG_NOTICE, NULL,
+                           "%zu blocks go to the kernel's own zone: the default zone is not valid for them "
+                           "(valid_zones)", plan->n_fell_back);
+}
+
+static void report_fallbacks(struct runner *c, const struct online_result *res) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < res->n_blocks; i++)
+                n += res->blocks[i].fell_back;
+        if (n > 0)
+                report_log(c->reporter, LOG_NOTICE, NULL,
+                           "%zu blocks went to the kernel's own zone: it refused the default zone for them (EINVAL)",
+                           n);
+}
+
 /* Plan and online one set of blocks; fills the job's counters. */
 static int online_blocks(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
                          const char *trigger, uint64_t first_event_usec, bool may_hold, struct pass_clock *clock,
@@ -373,8 +466,8 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         _cleanup_online_result_ struct online_result *res = NULL;
         struct online_request req;
         struct batch_info info;
-        size_t ratio_guarded, n_skipped = 0;
-        uint64_t first_guarded;
+        size_t n_skipped = 0;
+        bool hold;
         int r, r_held = 0;
 
         r = plan_build(set, t, j->policy, &plan);
@@ -387,37 +480,26 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 fflush(c->out);
                 return 0;
         }
-        for (size_t i = 0; i < plan->n_skipped; i++)
-                report_log(c->reporter, LOG_DEBUG, NULL, "memory%llu: skipped (%s)",
-                           (unsigned long long) plan->skipped[i].block->id, plan->skipped[i].reason);
-        ratio_guarded = 0;
-        first_guarded = UINT64_MAX;
-        for (size_t g = 0; g < plan->n_groups; g++)
-                for (size_t i = 0; i < plan->groups[g].n_items; i++)
-                        if (streq(plan->groups[g].items[i].reason, "ratio guard")) {
-                                ratio_guarded++;
-                                if (plan->groups[g].items[i].block->id < first_guarded)
-                                        first_guarded = plan->groups[g].items[i].block->id;
-                        }
-        if (ratio_guarded > 0)
-                report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_RATIO,
-                           "%zu blocks from memory%llu on go to online_kernel instead of online_movable: "
-                           "more movable memory would exceed the MOVABLE:KERNEL ratio of %u%%",
-                           ratio_guarded, (unsigned long long) first_guarded, j->policy->movable_ratio);
+        report_undecided_blocks(c, j, plan);
+        report_zone_changes(c, j, plan);
         if (plan->n_items == 0)
                 return 0;
 
+        hold = may_hold && hold_allowed(c, j->policy);
         req = (struct online_request) {
                 .sysfs_root = c->sysfs_root,
                 .block_size = t->block_size,
                 .plan = plan,
                 .policy = j->policy,
                 .stop = c->stop,
-                .hold_last = may_hold ? c->more_work : NULL,
-                .held_in = may_hold ? c->held : NULL,
-                .n_held_in = may_hold ? c->n_held : 0,
+                .hold_last = hold ? c->more_work : NULL,
+                .held_in = hold ? c->held : NULL,
+                .n_held_in = hold ? c->n_held : 0,
+                .progress = c->progress,
+                .ops = c->ops,
         };
         pass_mark(clock, PHASE_PLAN);
+        job_progress_plan(c->progress, plan->n_items, t->block_size);
         r = online_run(&req, &res);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "onlining %zu blocks failed: %s", plan->n_items,
@@ -429,9 +511,11 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
                 r_held = keep_held(c, res);
                 if (r_held < 0)
-                        report_log(c->reporter, LOG_ERR, NULL, "cannot keep the held blocks: %s", strerror(-r_held));
+                        report_log(c->reporter, LOG_ERR, NULL, "cannot keep the held blocks: %s",
+                                   strerror(-r_held));
         }
         warn_pin_failure(c, res);
+        report_fallbacks(c, res);
         log_phases(c, clock, res, plan->n_items);
 
         for (size_t i = 0; i < res->n_blocks; i++)
@@ -473,71 +557,149 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         return r_held;
 }
 
+/*
+ * Attribute blocks to dax devices. When the devices could not all be
+ * read, the blocks no readable device claims may still be dax memory:
+ * mark them, so that rules about devices leave them offline for now.
+ */
+static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, int scan_error,
+                             uint64_t block_size, struct block_set *set) {
+        int r = scan_error;
+
+        if (r >= 0)
+                r = pmem_attribute_blocks(devs, block_size, set);
+        if (r >= 0 && devs->n_unreadable == 0)
+                return;
+        if (r < 0)
+                report_log(c->reporter, LOG_WARNING, NULL, "cannot attribute blocks to dax devices: %s",
+                           strerror(-r));
+        else
+                report_log(c->reporter, LOG_WARNING, NULL,
+                           "cannot read %zu dax device%s (%s: %s): blocks no other device claims count as of an "
+                           "unknown device", devs->n_unreadable, devs->n_unreadable == 1 ? "" : "s",
+                           devs->unreadable_name, strerror(-devs->unreadable_error));
+        for (size_t i = 0; i < set->n; i++)
+                if (r < 0 || !set->blocks[i].device)
+                        set->blocks[i].attribution_unknown = true;
+}
+
+/* The kmem probe added the converted device's blocks synchronously: online them now. */
+static void online_converted(struct runner *c, struct job *j, const struct pmem_device *dev,
+                             const struct pmem_convert_result *conv, uint64_t event_usec) {
+        struct pass_clock clock = pass_clock_now();
+        _cleanup_topology_ struct topology *t = NULL;
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct pmem_devices after = {};
+        struct block_set set = {};
+        const struct pmem_device *now;
+        struct job sub = { .policy = j->policy };
+        int r;
+
+        r = topology_load(c->sysfs_root, &t);
+        if (r >= 0)
+                r = pmem_scan(c->sysfs_root, &after);
+        if (r == -ENOMEM || !t) {
+                report_log(c->reporter, LOG_WARNING, NULL, "%s: converted, but rescanning failed: %s; "
+                           "its blocks come online with their add events", dev->name, strerror(-r));
+                j->dax_failed++;
+                pmem_devices_clear(&after);
+                return;
+        }
+        now = pmem_devices_find(&after, dev->name);
+        for (size_t k = 0; now && k < now->n_ranges; k++)
+                for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size; a < now->ranges[k].end;
+                     a += t->block_size)
+                        (void) append_if_offline(c, t, a / t->block_size, 0, true, &set);
+        resolve_nodes(c, j->policy, t, &set);
+        attribute_blocks(c, &after, r, t->block_size, &set);
+        (void) online_blocks(c, &sub, t, &set, "dax", event_usec, false, &clock, &res);
+        j->onlined += sub.onlined;
+        j->failed += sub.failed;
+        j->undecided += sub.undecided;
+        j->not_attempted += sub.not_attempted;
+        j->bytes += sub.bytes;
+        (void) pmem_report_device(c->reporter, now ? now : dev, conv, now_usec() - clock.start_usec,
+                                  now_usec() - event_usec, sub.onlined, sub.bytes);
+        block_set_clear(&set);
+        pmem_devices_clear(&after);
+}
+
+/*
+ * The devices to consider: those named by dax events, and on rescans
+ * (coldplug, lost events, retries) every devdax device there is.
+ * Returns the count; names point into j or devs.
+ */
+static size_t dax_candidates(const struct job *j, const struct pmem_devices *devs, const char **names,
+                             uint64_t *event_usec, size_t room) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < j->n_dax && n < room; i++) {
+                names[n] = j->dax_devices[i];
+                event_usec[n++] = j->dax_event_usec[i];
+        }
+        for (size_t i = 0; j->scan_dax && i < devs->n && n < room; i++) {
+                bool named = false;
+
+                if (devs->devices[i].mode != PMEM_MODE_DEVDAX)
+                        continue;
+                for (size_t k = 0; k < j->n_dax && !named; k++)
+                        named = streq(j->dax_devices[k], devs->devices[i].name);
+                if (named)
+                        continue;
+                names[n] = devs->devices[i].name;
+                event_usec[n++] = 0;
+        }
+        return n;
+}
+
 /* Convert selected devdax devices to system-ram and online their memory at once. */
 static void handle_dax(struct runner *c, struct job *j) {
         struct pmem_devices devs = {};
+        _cleanup_free_ const char **names = NULL;
+        _cleanup_free_ uint64_t *event_usec = NULL;
+        size_t n;
         int r;
 
-        if (j->n_dax == 0)
+        if (j->n_dax == 0 && !j->scan_dax)
                 return;
         r = pmem_scan(c->sysfs_root, &devs);
         if (r < 0) {
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot scan dax devices: %s", strerror(-r));
+                report_log(c->reporter, LOG_WARNING, NULL, "cannot scan dax devices: %s; trying again later",
+                           strerror(-r));
+                j->dax_failed++;
                 return;
         }
-        for (size_t i = 0; i < j->n_dax && !atomic_load(c->stop); i++) {
-                const struct pmem_device *dev = pmem_devices_find(&devs, j->dax_devices[i]);
+        names = calloc(j->n_dax + devs.n + 1, sizeof(*names));
+        event_usec = calloc(j->n_dax + devs.n + 1, sizeof(*event_usec));
+        if (!names || !event_usec) {
+                j->dax_failed++;
+                pmem_devices_clear(&devs);
+                return;
+        }
+        n = dax_candidates(j, &devs, names, event_usec, j->n_dax + devs.n);
+        for (size_t i = 0; i < n && !atomic_load(c->stop); i++) {
+                const struct pmem_device *dev = pmem_devices_find(&devs, names[i]);
                 struct pmem_decision d = {};
                 struct pmem_convert_result conv = {};
-                _cleanup_topology_ struct topology *t = NULL;
-                _cleanup_online_result_ struct online_result *res = NULL;
-                struct pmem_devices after = {};
-                struct block_set set = {};
-                struct pass_clock clock;
 
                 if (!dev)
-                        continue;       /* removed again */
+                        continue;       /* removed again, or unreadable (counted by the scan) */
                 r = pmem_decide(dev, j->policy, PMEM_DAXCTL_CONFDIR, &d);
                 if (r < 0 || d.action != PMEM_ACTION_CONVERT) {
-                        /* Our own kmem bind comes back as a dax event too: not news. */
-                        report_log(c->reporter, dev->mode == PMEM_MODE_SYSTEM_RAM ? LOG_DEBUG : LOG_INFO, NULL,
-                                   "%s: not converting: %s", dev->name, r < 0 ? strerror(-r) : d.reason);
+                        /* Our own kmem bind comes back as a dax event too, and rescans see every device: not news. */
+                        report_log(c->reporter,
+                                   dev->mode == PMEM_MODE_SYSTEM_RAM || event_usec[i] == 0 ? LOG_DEBUG : LOG_INFO,
+                                   NULL, "%s: not converting: %s", dev->name, r < 0 ? strerror(-r) : d.reason);
                         continue;
                 }
-                r = pmem_convert(dev->name, &conv);
+                r = pmem_convert(c->sysfs_root, dev->name, &conv);
                 if (r < 0) {
-                        report_log(c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s",
-                                   dev->name, conv.reason[0] ? conv.reason : strerror(-r));
+                        report_log(c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s; trying "
+                                   "again later", dev->name, conv.reason[0] ? conv.reason : strerror(-r));
+                        j->dax_failed++;
                         continue;
                 }
-
-                /* The kmem probe added the blocks synchronously: online them now. */
-                clock = pass_clock_now();
-                r = topology_load(c->sysfs_root, &t);
-                if (r >= 0)
-                        r = pmem_scan(c->sysfs_root, &after);
-                if (r >= 0) {
-                        const struct pmem_device *now = pmem_devices_find(&after, dev->name);
-                        struct job sub = { .policy = j->policy };
-
-                        for (size_t k = 0; now && k < now->n_ranges; k++)
-                                for (uint64_t a = now->ranges[k].start / t->block_size * t->block_size;
-                                     a < now->ranges[k].end; a += t->block_size)
-                                        (void) append_if_offline(c, t, a / t->block_size, 0, true, &set);
-                        resolve_nodes(c, j->policy, t, &set);
-                        (void) pmem_attribute_blocks(&after, t->block_size, &set);
-                        (void) online_blocks(c, &sub, t, &set, "dax", j->dax_event_usec[i], false, &clock, &res);
-                        j->onlined += sub.onlined;
-                        j->failed += sub.failed;
-                        j->not_attempted += sub.not_attempted;
-                        j->bytes += sub.bytes;
-                        (void) pmem_report_device(c->reporter, now ? now : dev, &conv, now_usec() - clock.start_usec,
-                                                  now_usec() - j->dax_event_usec[i], sub.onlined, sub.bytes);
-                } else
-                        report_log(c->reporter, LOG_WARNING, NULL, "%s: converted, but rescanning failed: %s; "
-                                   "its blocks come online with their add events", dev->name, strerror(-r));
-                block_set_clear(&set);
-                pmem_devices_clear(&after);
+                online_converted(c, j, dev, &conv, event_usec[i] ? event_usec[i] : now_usec());
         }
         pmem_devices_clear(&devs);
 }
@@ -629,10 +791,7 @@ int runner_run_job(struct runner *c, struct job *j) {
         }
         pass_mark(&clock, PHASE_NODES);
         r = pmem_scan(c->sysfs_root, &devs);
-        if (r >= 0)
-                r = pmem_attribute_blocks(&devs, t->block_size, &set);
-        if (r < 0)
-                report_log(c->reporter, LOG_DEBUG, NULL, "no dax attribution: %s", strerror(-r));
+        attribute_blocks(c, &devs, r, t->block_size, &set);
         pass_mark(&clock, PHASE_DAX);
         if (c->dry_run) {
                 r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "policy.h"
+#include "online.h"
+#include "progress.h"
 #include "report.h"
 #include "topology.h"
 
@@ -24,7 +26,10 @@ struct runner {
         FILE *out;                      /* dry-run output */
         struct topology *topology;      /* kept between jobs; the runner thread's alone */
         const atomic_bool *more_work;   /* set by the event loop while another job is queued */
+        struct job_progress *progress;  /* NULL: nobody watches */
+        const struct online_ops *ops;   /* NULL: write sysfs; tests stand in for the kernel */
         uint64_t *held;                 /* blocks the last job left offline for this one */
+        uint64_t *held_since_usec;      /* per held block: when it was first held */
         size_t n_held;
         uint64_t *deferred;             /* blocks of a node not known yet, for the next job */
         size_t n_deferred;
@@ -32,6 +37,8 @@ struct runner {
 
 /* Drop what the runner keeps between jobs. */
 void runner_done(struct runner *c);
+/* Blocks wait offline for a next job: held back in their zone, or of a node not known yet. */
+bool runner_has_carried_over(const struct runner *c);
 
 /* One unit of work. */
 struct job {
@@ -42,17 +49,21 @@ struct job {
         size_t n_touched;
         bool reload_topology;           /* blocks went offline or away: read everything again */
         const char *trigger;
+        bool scan_dax;                  /* consider every devdax device, not just dax_devices */
         char **dax_devices;             /* dax devices to consider converting */
         uint64_t *dax_event_usec;
         size_t n_dax;
-        struct policy *policy;          /* borrowed; kept alive until the job ends */
+        struct policy *policy;          /* a reference of the job's own, dropped by job_free() */
         /* results, read by the main thread after the join */
         size_t onlined, failed, not_attempted;
+        size_t undecided;               /* left offline because a rule could not be checked */
+        size_t dax_failed;              /* dax devices that could not be scanned or converted */
         uint64_t bytes, duration_usec;
         int error;
 };
 
 void job_free(struct job *j);
+void job_freep(struct job **j);
 
 /* 0, or -errno when the pass could not run at all (block failures are in the counters). */
 int runner_run_job(struct runner *c, struct job *j);

@@ -437,7 +437,7 @@ int main(int argc, char **argv) {
                         if (r < 0) {
                                 fprintf(stderr, "bench-pipeline: run failed: %s\n", strerror(-r));
                                 fake_tree_free(root);
-                                policy_free(p);
+                                policy_unref(p);
                                 return 1;
                         }
                         run.written = reset_states(root, sizes[s]);
@@ -493,6 +493,6 @@ int main(int argc, char **argv) {
                 printf("{\"bench\":\"pipeline-growth\",\"from_blocks\":%" PRIu64 ",\"to_blocks\":%" PRIu64
                        ",\"per_block_ratio\":%.3f}\n",
                        sizes[0], sizes[n_sizes - 1], per_block[n_sizes - 1] / per_block[0]);
-        policy_free(p);
+        policy_unref(p);
         return failed ? 1 : 0;
 }

@@ -32,7 +32,9 @@ node_link_wait_ms = 20
 default = online_movable
 movable_ratio = 0
 
-[node 2]
+# node2's hot-added blocks 64-67 (128 MiB each). A range, not a node rule:
+# blocks whose node is unknown are then planned, unpinned.
+[range 0x200000000-0x21fffffff]
 zone = online_kernel
 CONF
 
@@ -44,7 +46,7 @@ check "dry-run exits 0" test $rc -eq 0
 lines=$(grep -c '^block=memory' <<<"$out")
 check "dry-run prints one line per offline block (10)" test "$lines" -eq 10
 check "dry-run line format" grep -Eq '^block=memory32 node=1 zone=online_movable cpu=(4|5|6|7)( |$)' <<<"$out"
-check "dry-run node rule: CPU-less node2 gets online_kernel" grep -Eq '^block=memory64 node=2 zone=online_kernel cpu=(4|5|6|7)( |$)' <<<"$out"
+check "dry-run range rule: CPU-less node2 gets online_kernel" grep -Eq '^block=memory64 node=2 zone=online_kernel cpu=(4|5|6|7)( |$)' <<<"$out"
 check "dry-run unknown node is planned unpinned" grep -Eq '^block=memory66000 node=-1 zone=online_movable cpu=-1( |$)' <<<"$out"
 check "dry-run writes nothing" test "$(cat "$T/sys/devices/system/memory/memory32/state")" = offline
 # node2 is CPU-less and nearer node1: its writer CPUs are node1's, one per core.
@@ -85,6 +87,24 @@ check "node records carry MEMONLINE_CPUS" grep -q 'MEMONLINE_CPUS=' <<<"$n2"
 out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console 2>"$T/err")
 check "second --once finds nothing to do and exits 0" test $? -eq 0
 check "second --once writes no batch record" test "$(grep -c 'MESSAGE_ID=6a1c' <<<"$out")" -eq 0
+
+# --- fail safe: a node rule cannot be checked for a block of unknown node ----
+sed -e 's/^\[range .*\]$/[node 2]/' "$T/good.conf" > "$T/node-rule.conf"
+new_tree
+out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/node-rule.conf" --dry-run 2>"$T/err")
+check "dry-run: a block of unknown node is undecided under node rules" \
+        grep -Eq '^block=memory66000 node=-1 zone=skip cpu=-1 reason="undecided: node not known' <<<"$out"
+out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/node-rule.conf" --once --log-target console 2>"$T/err")
+rc=$?
+check "once exits non-zero when blocks are left undecided" test $rc -ne 0
+check "undecided blocks stay offline" test "$(cat "$T/sys/devices/system/memory/memory66000/state")" = offline
+check "each undecided block gets a failure record with EAGAIN and the reason" bash -c \
+        'test "$(grep -c "MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_ERRNO_NAME=EAGAIN.*MEMONLINE_REASON=\"undecided: node not known" <<<"$1")" -eq 2' _ "$out"
+check "the other blocks still follow the node rule" test "$(cat "$T/sys/devices/system/memory/memory64/state")" = online_kernel
+fake_block "$T/sys" 66000 1 offline "Movable Normal"
+fake_block "$T/sys" 66001 1 offline "Movable Normal"
+"$MEMONLINED" --sysfs-root "$T/sys" --config "$T/node-rule.conf" --once --log-target console >/dev/null 2>"$T/err"
+check "once the node links appear, the next pass onlines them" test "$(cat "$T/sys/devices/system/memory/memory66000/state")" = online_movable
 
 # --- log level --------------------------------------------------------------
 new_tree

@@ -477,6 +477,7 @@ static void test_zone_fallback(void **state) {
         assert_int_equal(res->blocks[0].error, 0);
         assert_int_equal(res->blocks[0].attempts, 2);
         assert_int_equal(res->blocks[0].zone, ZONE_ONLINE);
+        assert_true(res->blocks[0].fell_back);
         assert_string_equal(s.b[1].written, "online");
         assert_string_equal(s.b[2].written, "online_movable");
         assert_int_equal(res->groups[0].blocks, 2);
@@ -485,6 +486,28 @@ static void test_zone_fallback(void **state) {
         assert_int_equal(res->blocks[2].error, -EINVAL);
         assert_int_equal(res->blocks[2].attempts, 1);
         assert_int_equal(res->groups[1].failed, 1);
+}
+
+/* An admin's rule is not changed behind their back: EINVAL stands, no fallback, the block stays offline. */
+static void test_rule_zone_no_fallback(void **state) {
+        struct tplan t = {};
+        const int cpu[] = { -1 };
+        struct policy p = test_policy(1, 5);
+        struct script s;
+        _cleanup_online_result_ struct online_result *res = NULL;
+
+        script_init(&s);
+        script_errs(&s, 1, 1, -EINVAL);
+        tplan_group(&t, 0, cpu, 1, 1, 1, ZONE_MOVABLE);
+        t.items[0][0].by_rule = true;
+        res = run_script(&t, &s, &p, NULL);
+
+        assert_int_equal(res->blocks[0].error, -EINVAL);
+        assert_int_equal(res->blocks[0].attempts, 1);
+        assert_false(res->blocks[0].fell_back);
+        assert_int_equal(res->blocks[0].zone, ZONE_MOVABLE);
+        assert_int_equal(s.b[1].state, BLOCK_STATE_OFFLINE);
+        assert_int_equal(res->groups[0].failed, 1);
 }
 
 /* Blocks are checked at their turn: online (or going offline) ones are not written and not counted. */
@@ -948,6 +971,7 @@ int main(void) {
                 cmocka_unit_test(test_eagain_exhausted),
                 cmocka_unit_test(test_einval),
                 cmocka_unit_test(test_zone_fallback),
+                cmocka_unit_test(test_rule_zone_no_fallback),
                 cmocka_unit_test(test_not_offline_skipped),
                 cmocka_unit_test(test_enoent),
                 cmocka_unit_test(test_mixed_groups),

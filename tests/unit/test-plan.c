@@ -356,10 +356,11 @@ static void test_exclusion_kinds(void **state) {
         expect(plan, 201, ZONE_SKIP, "excluded");
         expect(plan, 300, ZONE_SKIP, "excluded");
         expect(plan, 301, ZONE_MOVABLE, "pmem default");
-        /* A node exclusion never catches a block whose node is unknown. */
-        expect(plan, 400, ZONE_MOVABLE, "default");
-        assert_int_equal(plan->n_skipped, 6);
-        assert_int_equal(plan->n_items, 3);
+        /* Fail safe: whether a node exclusion applies to a block of unknown node cannot be told. */
+        expect(plan, 400, ZONE_SKIP, "undecided: node not known (no node link yet) and node rules apply");
+        assert_int_equal(plan->n_skipped, 7);
+        assert_int_equal(plan->n_undecided, 1);
+        assert_int_equal(plan->n_items, 2);
         /* Skipped items are in ascending id order too. */
         for (size_t i = 1; i < plan->n_skipped; i++)
                 assert_true(plan->skipped[i - 1].block->id < plan->skipped[i].block->id);
@@ -476,10 +477,15 @@ static void test_valid_zones(void **state) {
         add_node_rule(p, 1, ZONE_KERNEL, 5);
 
         plan = build(&s, t, p);
+        /* The default falls back to the kernel's choice, counted for a notice... */
         expect(plan, 100, ZONE_ONLINE, "movable not valid");
+        assert_int_equal(plan->n_fell_back, 1);
         expect(plan, 101, ZONE_MOVABLE, "default");
         expect(plan, 102, ZONE_MOVABLE, "default");
-        expect(plan, 200, ZONE_ONLINE, "kernel not valid");
+        /* ...an admin's rule is never changed quietly: the block waits, reported. */
+        expect(plan, 200, ZONE_SKIP,
+               "undecided: a rule asks online_kernel, which the kernel does not offer for this block (valid_zones)");
+        assert_int_equal(plan->n_undecided, 1);
         expect(plan, 201, ZONE_KERNEL, "node rule");
         block_set_clear(&s);
 }

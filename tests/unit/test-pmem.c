@@ -837,16 +837,21 @@ static void test_report_device(void **state) {
 }
 
 static void test_convert_errors(void **state) {
+        struct ctx *c = *state;
         struct pmem_convert_result res;
 
         /* Bad names never reach libdaxctl. */
-        assert_int_equal(pmem_convert("memory12", &res), -EINVAL);
+        assert_int_equal(pmem_convert("/sys", "memory12", &res), -EINVAL);
         assert_int_equal(res.error, -EINVAL);
         assert_non_null(strstr(res.reason, "not a dax device name"));
-        assert_int_equal(pmem_convert(NULL, &res), -EINVAL);
+        assert_int_equal(pmem_convert("/sys", NULL, &res), -EINVAL);
+
+        /* A test tree never reaches libdaxctl, which would act on the real /sys. */
+        assert_int_equal(pmem_convert(c->root, "dax0.0", &res), -EOPNOTSUPP);
+        assert_non_null(strstr(res.reason, "real /sys only"));
 
         /* Only reads /sys: no dax device has this name on any machine we run tests on. */
-        int r = pmem_convert("dax4095.4095", &res);
+        int r = pmem_convert("/sys", "dax4095.4095", &res);
         if (r != -ENOENT)
                 skip();         /* libdaxctl cannot start here (no kmod); nothing to assert */
         assert_int_equal(res.error, -ENOENT);
@@ -886,7 +891,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_decide_daxctl, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_print_decisions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_report_device, setup, teardown),
-                cmocka_unit_test(test_convert_errors),
+                cmocka_unit_test_setup_teardown(test_convert_errors, setup, teardown),
                 cmocka_unit_test(test_strings),
         };
 

@@ -498,7 +498,7 @@ static void test_workers_for_node(void **state) {
         assert_int_equal(policy_workers_for_node(p, 0, 4096), 4096);
 
         /* A node rule overrides, but only for its node and only with workers set. */
-        policy_free(TAKE_PTR(p));
+        policy_unref(TAKE_PTR(p));
         p = load_ok(state,
                     "[daemon]\nworkers = 25%\n"
                     "[node 1]\nworkers = 3\n"
@@ -555,7 +555,7 @@ static void test_not_text(void **state) {
         free(bigpath);
         bigpath = write_conf(state, "big.conf", big, n - 1);
         assert_int_equal(policy_load(bigpath, &p, &err), 0);
-        policy_free(p);
+        policy_unref(p);
         p = SENTINEL;
 
         /* Long comments are fine, a long value line is not. */

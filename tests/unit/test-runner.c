@@ -19,8 +19,8 @@ struct fixture {
         struct reporter rep;
         atomic_bool stop;
         struct runner runner;
-        char *out;
-        size_t out_len;
+        char *out, *err;
+        size_t out_len, err_len;
         FILE *out_f, *err_f;
 };
 
@@ -31,7 +31,7 @@ static int setup(void **state) {
         f->root = fake_tree_new();
         fake_standard_machine(f->root);
         f->out_f = open_memstream(&f->out, &f->out_len);
-        f->err_f = fopen("/dev/null", "we");
+        f->err_f = open_memstream(&f->err, &f->err_len);
         assert_non_null(f->out_f);
         assert_non_null(f->err_f);
         reporter_init(&f->rep, LOG_TARGET_CONSOLE);
@@ -49,6 +49,7 @@ static int teardown(void **state) {
         fclose(f->out_f);
         fclose(f->err_f);
         free(f->out);
+        free(f->err);
         fake_tree_free(f->root);
         free(f);
         return 0;
@@ -395,6 +396,71 @@ static void test_unresolved_node_patience(void **state) {
         assert_non_null(strstr(f->out, "MEMONLINE_NODE=-1"));
 }
 
+#define BS (128ULL << 20)
+
+/* A rescan job: every offline block. */
+static struct job rescan_job(struct policy *p) {
+        return (struct job) { .trigger = "rescan", .policy = p };
+}
+
+/*
+ * One dax device cannot be read. Before, the whole scan failed and every
+ * block lost its device, so `[exclude] device = dax0.0` no longer held.
+ * Now dax0.0 is still known and excluded, and the blocks no readable
+ * device claims wait (undecided) while device rules apply.
+ */
+static void test_dax_unreadable_fail_safe(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[exclude]\ndevice = dax0.0\n");
+        struct fake_dax d0 = { .region = 0, .id = 0, .driver = "kmem", .start = 300 * BS, .size = 4 * BS,
+                               .target_node = 2 };
+        struct fake_dax d1 = { .region = 1, .id = 0, .driver = "kmem", .start = 400 * BS, .size = 4 * BS,
+                               .target_node = 2 };
+        _cleanup_free_ char *dir0 = NULL, *dir1 = NULL, *size1 = NULL;
+        struct job j = rescan_job(p);
+
+        dir0 = fake_add_dax_device(f->root, &d0);
+        dir1 = fake_add_dax_device(f->root, &d1);
+        /* dax1.0's size reads as EISDIR. */
+        assert_true(asprintf(&size1, "%s/size", dir1) > 0);
+        fake_unlink(f->root, size1);
+        fake_mkdir(f->root, size1);
+        fake_add_blocks(f->root, 300, 4, 2, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 400, 4, 2, "offline", "Movable Normal");
+
+        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "offline");         /* excluded: dax0.0 is still known */
+        for (uint64_t id = 400; id < 404; id++)
+                assert_state(f, id, "offline");         /* undecided: whose are they? */
+        assert_int_equal(j.undecided, 4);
+        assert_int_equal(j.onlined, 0);
+        fflush(f->out_f);
+        fflush(f->err_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_BLOCK=memory400"));
+        assert_non_null(strstr(f->out, "MEMONLINE_ERRNO_NAME=EAGAIN"));
+        assert_non_null(strstr(f->err, "cannot read 1 dax device (dax1.0: Is a directory)"));
+}
+
+/* A devdax device present at start is considered by the coldplug pass, not only by live dax events. */
+static void test_devdax_on_rescan(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[pmem]\nconvert_devdax = yes\n");
+        struct fake_dax d = { .region = 0, .id = 0, .driver = "device_dax", .start = 300 * BS, .size = 4 * BS,
+                              .target_node = 2 };
+        _cleanup_free_ char *dir = fake_add_dax_device(f->root, &d);
+        struct job j = rescan_job(p);
+
+        j.scan_dax = true;
+        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        /* A fake tree never reaches libdaxctl, so the conversion is refused, and counted for a retry. */
+        assert_int_equal(j.dax_failed, 1);
+        fflush(f->err_f);
+        assert_non_null(strstr(f->err, "dax0.0: conversion to system-ram failed: conversion works on the real /sys "
+                                        "only"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
@@ -405,6 +471,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_held_for_next_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unresolved_node_deferred, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unresolved_node_patience, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dax_unreadable_fail_safe, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_devdax_on_rescan, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

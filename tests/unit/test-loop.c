@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's event loop on a fake tree, driven by timers: events come
+ * from a pipe instead of udev, and a stand-in kernel (online_ops) writes
+ * the state files, slowly or not at all, as each test needs. Covers
+ * reloads during a job, a runner thread that cannot start, a stuck
+ * runner (watchdog, bounded stop), and blocks held back at a stop.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include "fake-tree.h"
+#include "loop.h"
+#include "util.h"
+
+#define MSEC USEC_PER_MSEC
+
+/* The stand-in kernel: each write takes delay_usec; a write of stuck_block waits until released. */
+struct fake_kernel {
+        const char *root;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        uint64_t delay_usec;
+        uint64_t stuck_block;           /* UINT64_MAX: none */
+        bool released;
+        bool stuck_now;                 /* a writer waits in the stuck block */
+        unsigned writes;
+};
+
+struct fixture {
+        char *root;
+        char *conf;
+        struct reporter rep;
+        char *out, *err;
+        size_t out_len, err_len;
+        FILE *out_f, *err_f;
+        int feed_pipe[2];
+        struct event_feed feed;
+        struct fake_kernel kernel;
+        struct online_ops ops;
+        struct loop *loop;
+        int notify_fd;                  /* our NOTIFY_SOCKET, -1 if none */
+        unsigned watchdog_pings;
+};
+
+static char *state_rel(uint64_t id) {
+        char *rel = NULL;
+
+        assert_true(asprintf(&rel, "devices/system/memory/memory%llu/state", (unsigned long long) id) > 0);
+        return rel;
+}
+
+static int kernel_write(void *userdata, const char *root, uint64_t id, const char *value) {
+        struct fake_kernel *k = userdata;
+        _cleanup_free_ char *rel = state_rel(id);
+
+        pthread_mutex_lock(&k->lock);
+        if (id == k->stuck_block)
+                while (!k->released) {
+                        k->stuck_now = true;
+                        pthread_cond_wait(&k->cond, &k->lock);
+                }
+        k->stuck_now = false;
+        k->writes++;
+        pthread_mutex_unlock(&k->lock);
+        if (k->delay_usec)
+                usleep((useconds_t) k->delay_usec);
+        fake_write(k->root, rel, "%s\n", value);
+        return 0;
+}
+
+static int kernel_read(void *userdata, const char *root, uint64_t id, enum block_state *ret) {
+        struct fake_kernel *k = userdata;
+        _cleanup_free_ char *rel = state_rel(id), *s = fake_read(k->root, rel);
+
+        if (!s)
+                return -ENOENT;
+        *ret = block_state_from_string(s);
+        return 0;
+}
+
+static void kernel_release(struct fake_kernel *k) {
+        pthread_mutex_lock(&k->lock);
+        k->released = true;
+        pthread_cond_broadcast(&k->cond);
+        pthread_mutex_unlock(&k->lock);
+}
+
+static bool kernel_stuck(struct fake_kernel *k) {
+        bool stuck;
+
+        pthread_mutex_lock(&k->lock);
+        stuck = k->stuck_now;
+        pthread_mutex_unlock(&k->lock);
+        return stuck;
+}
+
+static int feed_receive(void *userdata, struct monitor_event *ret) {
+        struct fixture *f = userdata;
+        ssize_t n = read(f->feed_pipe[0], ret, sizeof(*ret));
+
+        if (n < 0)
+                return errno == EAGAIN ? 0 : -errno;
+        return n == (ssize_t) sizeof(*ret) ? 1 : 0;
+}
+
+static void feed_add(struct fixture *f, uint64_t id) {
+        struct monitor_event ev = { .kind = MONITOR_MEMORY_ADD, .block_id = id };
+
+        assert_int_equal(write(f->feed_pipe[1], &ev, sizeof(ev)), (ssize_t) sizeof(ev));
+}
+
+static int setup(void **state) {
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        f->root = fake_tree_new();
+        fake_standard_machine(f->root);
+        assert_true(asprintf(&f->conf, "%s/memonlined.conf", f->root) > 0);
+        f->out_f = open_memstream(&f->out, &f->out_len);
+        f->err_f = open_memstream(&f->err, &f->err_len);
+        assert_non_null(f->out_f);
+        assert_non_null(f->err_f);
+        reporter_init(&f->rep, LOG_TARGET_CONSOLE);
+        f->rep.out = f->out_f;
+        f->rep.err = f->err_f;
+        assert_int_equal(pipe2(f->feed_pipe, O_CLOEXEC | O_NONBLOCK), 0);
+        f->feed = (struct event_feed) { .fd = f->feed_pipe[0], .receive = feed_receive, .userdata = f };
+        f->kernel = (struct fake_kernel) { .root = f->root, .stuck_block = UINT64_MAX };
+        pthread_mutex_init(&f->kernel.lock, NULL);
+        pthread_cond_init(&f->kernel.cond, NULL);
+        f->ops = (struct online_ops) { .write_state = kernel_write, .read_state = kernel_read,
+                                       .userdata = &f->kernel };
+        f->notify_fd = -1;
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct fixture *f = *state;
+
+        kernel_release(&f->kernel);
+        loop_free(f->loop);
+        close(f->feed_pipe[0]);
+        close(f->feed_pipe[1]);
+        if (f->notify_fd >= 0)
+                close(f->notify_fd);
+        unsetenv("NOTIFY_SOCKET");
+        unsetenv("WATCHDOG_USEC");
+        unsetenv("WATCHDOG_PID");
+        fclose(f->out_f);
+        fclose(f->err_f);
+        free(f->out);
+        free(f->err);
+        free(f->conf);
+        fake_tree_free(f->root);
+        free(f);
+        return 0;
+}
+
+static void write_conf(struct fixture *f, const char *text) {
+        fake_write(f->root, "memonlined.conf", "%s", text);
+}
+
+static void new_loop(struct fixture *f, uint64_t stop_timeout_usec) {
+        struct loop_config cfg = {
+                .config_path = f->conf,
+                .config_explicit = true,
+                .sysfs_root = f->root,
+                .reporter = &f->rep,
+                .feed = &f->feed,
+                .ops = &f->ops,
+                .stop_timeout_usec = stop_timeout_usec,
+        };
+
+        assert_int_equal(loop_new(&cfg, &f->loop), 0);
+}
+
+/* Blocks 32-35 offline on node1, the policy, a stand-in kernel taking delay_msec a write, and coldplug started. */
+static void start_with(struct fixture *f, const char *conf, uint64_t delay_msec, uint64_t stop_timeout_usec) {
+        fake_add_blocks(f->root, 32, 4, 1, "offline", "Movable Normal");
+        write_conf(f, conf);
+        new_loop(f, stop_timeout_usec);
+        f->kernel.delay_usec = delay_msec * MSEC;
+        assert_int_equal(loop_start(f->loop), 0);
+}
+
+/* A hot-add of memoryN on node1: the block appears, then its event. */
+static void add_and_feed(struct fixture *f, uint64_t id) {
+        fake_add_block(f->root, id, 1, "offline", "Movable Normal");
+        feed_add(f, id);
+}
+
+static bool has_state(const struct fixture *f, uint64_t id, const char *want) {
+        _cleanup_free_ char *rel = state_rel(id), *s = fake_read(f->root, rel);
+
+        return s && streq(s, want);
+}
+
+static bool err_has(struct fixture *f, const char *text) {
+        fflush(f->err_f);
+        return f->err && strstr(f->err, text);
+}
+
+/* A step of a test, run from the loop at a given time. */
+typedef void (*step_fn)(struct fixture *f);
+struct step {
+        struct fixture *f;
+        step_fn fn;
+};
+
+static int on_step(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct step *st = userdata;
+
+        st->fn(st->f);
+        free(st);
+        sd_event_source_disable_unref(s);
+        return 0;
+}
+
+/* Run fn at msec after the loop starts; the loop must be running (call from a step) or set up. */
+static void at(struct fixture *f, uint64_t msec, step_fn fn) {
+        struct step *st = calloc(1, sizeof(*st));
+
+        assert_non_null(st);
+        *st = (struct step) { f, fn };
+        assert_true(sd_event_add_time_relative(loop_get_event(f->loop), NULL, CLOCK_MONOTONIC, msec * MSEC, 1,
+                                               on_step, st) >= 0);
+}
+
+static void stop(struct fixture *f) {
+        loop_terminate(f->loop);
+}
+
+/* Stop once the runner is idle. */
+static void stop_when_idle(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        if (st.runner_busy)
+                at(f, 20, stop_when_idle);
+        else
+                stop(f);
+}
+
+#define CONF_MOVABLE "[daemon]\nsettle_ms = 5\nnode_link_wait_ms = 50\n[zones]\ndefault = online_movable\n" \
+                     "movable_ratio = 0\n"
+
+/* ---- reload during a job: the job keeps the policy it was planned under ---- */
+
+static void reload_twice(struct fixture *f) {
+        write_conf(f, "[daemon]\nsettle_ms = 5\n[zones]\ndefault = online_kernel\nmovable_ratio = 0\n");
+        assert_int_equal(loop_reload(f->loop), 0);
+        write_conf(f, CONF_MOVABLE);
+        assert_int_equal(loop_reload(f->loop), 0);
+        at(f, 50, stop_when_idle);
+}
+
+static void test_reload_during_job(void **state) {
+        struct fixture *f = *state;
+        struct loop_stats st;
+
+        start_with(f, CONF_MOVABLE, 40, 0);
+        loop_get_stats(f->loop, &st);
+        assert_true(st.runner_busy);
+        /* Two reloads while the coldplug job writes: the second freed the job's policy before. */
+        at(f, 30, reload_twice);
+        assert_int_equal(loop_run(f->loop), 0);
+        for (uint64_t id = 32; id < 36; id++)
+                assert_true(has_state(f, id, "online_movable"));
+        assert_int_equal(f->kernel.writes, 4);
+}
+
+/* A broken file is refused, and the old policy keeps serving the next batch. */
+static void reload_broken(struct fixture *f) {
+        write_conf(f, "[zones]\ndefault = online_kernel\n[node 1]\nzone = sideways\n");
+        assert_int_equal(loop_reload(f->loop), -EINVAL);
+        add_and_feed(f, 40);
+        at(f, 100, stop_when_idle);
+}
+
+static void test_reload_broken_keeps_policy(void **state) {
+        struct fixture *f = *state;
+
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, reload_broken);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(err_has(f, "memonlined.conf:4: "));
+        assert_true(err_has(f, "keeping the previous policy"));
+        assert_true(has_state(f, 40, "online_movable"));
+}
+
+/* ---- the runner thread cannot start: the loop goes on, a retry finds the work ---- */
+
+static void nproc_restore(struct fixture *f) {
+        struct rlimit rl;
+
+        assert_int_equal(getrlimit(RLIMIT_NPROC, &rl), 0);
+        rl.rlim_cur = rl.rlim_max;
+        assert_int_equal(setrlimit(RLIMIT_NPROC, &rl), 0);
+        /* The event source must still listen after the failed start. */
+        add_and_feed(f, 41);
+}
+
+static void nproc_check(struct fixture *f) {
+        if (!has_state(f, 32, "online_movable") || !has_state(f, 41, "online_movable")) {
+                at(f, 100, nproc_check);
+                return;
+        }
+        stop_when_idle(f);
+}
+
+/* In a child: it gives up root and limits its own threads. Exit 0 when all went as it should. */
+static int thread_failure_child(struct fixture *f) {
+        struct rlimit rl;
+        int r;
+
+        if (geteuid() == 0) {
+                const struct passwd *pw = getpwnam("nobody");
+                _cleanup_free_ char *cmd = NULL;
+
+                if (!pw || asprintf(&cmd, "chmod -R a+rwX '%s'", f->root) < 0 || system(cmd) != 0)
+                        return 10;
+                if (setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
+                        return 11;
+        }
+        write_conf(f, CONF_MOVABLE);
+        new_loop(f, 0);
+        /* No new thread for this user: pthread_create() fails with EAGAIN. */
+        if (getrlimit(RLIMIT_NPROC, &rl) < 0)
+                return 12;
+        rl.rlim_cur = 0;
+        if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+                return 13;
+        if (loop_start(f->loop) < 0)
+                return 14;
+        at(f, 200, nproc_restore);
+        at(f, 300, nproc_check);
+        r = loop_run(f->loop);
+        if (r < 0)
+                return 15;
+        if (!err_has(f, "cannot start the runner thread"))
+                return 16;
+        if (!err_has(f, "rescanning in 1 s"))
+                return 17;
+        return 0;
+}
+
+static void test_thread_start_failure(void **state) {
+        struct fixture *f = *state;
+        int status = 0;
+        pid_t pid;
+
+        fake_add_blocks(f->root, 32, 4, 1, "offline", "Movable Normal");
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(thread_failure_child(f));
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---- a stuck runner: the watchdog starves, a stop is bounded ---- */
+
+static void notify_setup(struct fixture *f) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char env[64];
+        int n;
+
+        f->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        assert_true(f->notify_fd >= 0);
+        n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "memonlined-test-%d", (int) getpid());
+        assert_int_equal(bind(f->notify_fd, (struct sockaddr *) &sa,
+                              (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) n)), 0);
+        snprintf(env, sizeof(env), "@memonlined-test-%d", (int) getpid());
+        setenv("NOTIFY_SOCKET", env, 1);
+        setenv("WATCHDOG_USEC", "300000", 1);
+        snprintf(env, sizeof(env), "%d", (int) getpid());
+        setenv("WATCHDOG_PID", env, 1);
+}
+
+/* WATCHDOG=1 messages since the last call. */
+static unsigned drain_pings(struct fixture *f) {
+        char buf[4096];
+        unsigned n = 0;
+        ssize_t len;
+
+        while ((len = recv(f->notify_fd, buf, sizeof(buf) - 1, 0)) > 0) {
+                buf[len] = 0;
+                if (strstr(buf, "WATCHDOG=1"))
+                        n++;
+        }
+        return n;
+}
+
+static unsigned pings_stuck, pings_adds, pings_after;
+
+static void feed_more(struct fixture *f) {
+        static uint64_t next = 50;
+
+        add_and_feed(f, next++);
+}
+
+static void watchdog_after_release(struct fixture *f) {
+        pings_after = drain_pings(f);
+        stop_when_idle(f);
+}
+
+static void watchdog_adds_counted(struct fixture *f) {
+        pings_adds = drain_pings(f);
+        kernel_release(&f->kernel);
+        (void) drain_pings(f);
+        at(f, 500, watchdog_after_release);
+}
+
+static void watchdog_feed(struct fixture *f) {
+        (void) drain_pings(f);
+        /* The kernel still adds blocks: the add holds the lock our write waits for. That is progress. */
+        for (unsigned i = 0; i < 8; i++)
+                at(f, 50 * i, feed_more);
+        at(f, 400, watchdog_adds_counted);
+}
+
+static void watchdog_stuck(struct fixture *f) {
+        assert_true(kernel_stuck(&f->kernel));
+        pings_stuck = drain_pings(f);
+        watchdog_feed(f);
+}
+
+static void watchdog_drain(struct fixture *f) {
+        (void) drain_pings(f);
+        at(f, 500, watchdog_stuck);
+}
+
+static void test_watchdog_starves_when_stuck(void **state) {
+        struct fixture *f = *state;
+
+        f->kernel.stuck_block = 32;
+        notify_setup(f);
+        start_with(f, CONF_MOVABLE, 0, 0);
+        /* 300 ms watchdog, pinged every 150 ms while alive; stuck from the first write. */
+        at(f, 700, watchdog_drain);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_int_equal(pings_stuck, 0);
+        assert_true(err_has(f, "no progress for"));
+        assert_true(err_has(f, "memory32 was its last block"));
+        assert_true(pings_adds > 0);
+        assert_true(pings_after > 0);
+        for (uint64_t id = 32; id < 36; id++)
+                assert_true(has_state(f, id, "online_movable"));
+}
+
+static void test_stop_bounded(void **state) {
+        struct fixture *f = *state;
+        uint64_t t0;
+
+        f->kernel.stuck_block = 32;
+        start_with(f, CONF_MOVABLE, 0, 200 * MSEC);
+        at(f, 100, stop);
+        t0 = now_usec();
+        assert_int_equal(loop_run(f->loop), -ETIMEDOUT);
+        assert_true(now_usec() - t0 < 2 * USEC_PER_SEC);
+        assert_true(err_has(f, "still busy after 0.2 s (memory32 was its last block)"));
+        /* Let the stuck write end, so the runner can be joined and freed. */
+        kernel_release(&f->kernel);
+        usleep(300 * MSEC);
+}
+
+/* ---- held blocks: onlined at a clean stop, and never held for long ---- */
+
+static void held_feed(struct fixture *f) {
+        /* A batch waits (long settle time): the runner holds the zone's hole block for it. */
+        add_and_feed(f, 40);
+}
+
+static void held_stop(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        assert_false(st.runner_busy);
+        assert_true(st.held);
+        assert_true(has_state(f, 33, "offline"));
+        stop(f);
+}
+
+static void test_held_block_onlined_at_stop(void **state) {
+        struct fixture *f = *state;
+
+        start_with(f, "[daemon]\nsettle_ms = 5000\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 40, 0);
+        at(f, 30, held_feed);
+        at(f, 400, held_stop);
+        assert_int_equal(loop_run(f->loop), 0);
+        /* Written 32, 34, 35, then 33 held for the waiting batch; the stop onlines it. */
+        for (uint64_t id = 32; id < 36; id++)
+                assert_true(has_state(f, id, "online_movable"));
+        /* The waiting batch itself is the next start's coldplug. */
+        assert_true(has_state(f, 40, "offline"));
+}
+
+static void stream_feed(struct fixture *f) {
+        static uint64_t next = 36;
+
+        add_and_feed(f, next++);
+}
+
+static void stream_check(struct fixture *f) {
+        /* The stream still runs, yet the hole block was written: its hold is bounded. */
+        assert_true(has_state(f, 33, "online_movable"));
+        at(f, 500, stop_when_idle);
+}
+
+static void test_hold_bounded(void **state) {
+        struct fixture *f = *state;
+
+        /* Batches close 20 ms after their first event; holds end after 10 x 20 ms. */
+        start_with(f, "[daemon]\nsettle_ms = 20\nmax_wait_ms = 20\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 5, 0);
+        for (unsigned i = 0; i < 60; i++)
+                at(f, 15 * i, stream_feed);
+        at(f, 700, stream_check);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(has_state(f, 33, "online_movable"));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_reload_broken_keeps_policy, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_thread_start_failure, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_watchdog_starves_when_stuck, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stop_bounded, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_held_block_onlined_at_stop, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hold_bounded, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -72,19 +72,24 @@ struct loop {
         uint64_t total_blocks, total_bytes, total_failed, batches;
 };
 
+bool loop_reap_runner(struct loop *c) {
+        if (c->runner_busy && pthread_tryjoin_np(c->runner, NULL) == 0) {
+                c->runner_busy = false;
+                job_free(TAKE_PTR(c->job));
+        }
+        return !c->runner_busy;
+}
+
 void loop_free(struct loop *c) {
         if (!c)
                 return;
-        if (c->runner_busy && pthread_tryjoin_np(c->runner, NULL) != 0) {
+        if (!loop_reap_runner(c))
                 /*
                  * The stop timed out with the runner stuck in the kernel: it
                  * still uses the job, the runner state and done_fd. The
                  * process exits next; leave them to it.
                  */
                 return;
-        }
-        if (c->runner_busy)
-                job_free(c->job);
         for (size_t i = 0; i < c->n_dax_pending; i++)
                 free(c->dax_pending[i]);
         free(c->dax_pending);
@@ -668,7 +673,8 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .failed = c->total_failed,
                 .batches = c->batches,
                 .runner_busy = c->runner_busy,
-        .held = runner_has_carried_over(&c->runner_ctx),
+                /* The runner's state is its thread's while it runs. */
+                .held = !c->runner_busy && runner_has_carried_over(&c->runner_ctx),
         };
 }
 

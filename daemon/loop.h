@@ -49,6 +49,8 @@ int loop_start(struct loop *l);
  * (then loop_free() leaves it what it uses: exit the process next).
  */
 int loop_run(struct loop *l);
+/* After loop_run() timed out: true once the runner thread has ended (and is joined). */
+bool loop_reap_runner(struct loop *l);
 void loop_free(struct loop *l);
 void loop_freep(struct loop **l);
 #define _cleanup_loop_ __attribute__((cleanup(loop_freep)))
@@ -61,6 +63,6 @@ void loop_terminate(struct loop *l);
 struct loop_stats {
         uint64_t blocks, bytes, failed, batches;
         bool runner_busy;
-        bool held;                      /* blocks wait offline for a next batch */
+        bool held;                      /* blocks wait offline for a next batch (known while idle) */
 };
 void loop_get_stats(const struct loop *l, struct loop_stats *ret);

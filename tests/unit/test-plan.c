@@ -237,6 +237,7 @@ static void test_bad_args(void **state) {
         struct block_set s = {};
 
         assert_int_equal(plan_build(&s, t, NULL, &plan), -EINVAL);
+        assert_int_equal(plan_build(NULL, t, p, &plan), -EINVAL);
         assert_ptr_equal(plan, (struct plan *) 0x1);
 }
 

@@ -449,9 +449,9 @@ static void test_devdax_on_rescan(void **state) {
         _cleanup_policy_ struct policy *p = policy_from(f, "[pmem]\nconvert_devdax = yes\n");
         struct fake_dax d = { .region = 0, .id = 0, .driver = "device_dax", .start = 300 * BS, .size = 4 * BS,
                               .target_node = 2 };
-        _cleanup_free_ char *dir = fake_add_dax_device(f->root, &d);
         struct job j = rescan_job(p);
 
+        free(fake_add_dax_device(f->root, &d));
         j.scan_dax = true;
         assert_int_equal(runner_run_job(&f->runner, &j), 0);
         /* A fake tree never reaches libdaxctl, so the conversion is refused, and counted for a retry. */

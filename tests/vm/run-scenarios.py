@@ -24,6 +24,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vm import VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR  # noqa: E402
+from faults import FaultScenarios  # noqa: E402
 
 ID = {
     "batch": "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6",
@@ -112,7 +113,7 @@ def field(rec, key):
     return v
 
 
-class Suite:
+class Suite(FaultScenarios):
     def __init__(self, vm, verbose=False):
         self.vm = vm
         self.verbose = verbose
@@ -746,7 +747,10 @@ echo "$@"
     BOOTS = [
         ("main", "s_setup", SCENARIOS),
         ("pmem", "s_setup_pmem", PMEM_SCENARIOS),
+        ("faults", "s_setup_faults", FaultScenarios.FAULT_SCENARIOS),
     ]
+    # VM() arguments of a boot, beyond the defaults.
+    BOOT_VM_ARGS = {"faults": FaultScenarios.VM_ARGS}
 
     @classmethod
     def all_scenarios(cls):
@@ -818,7 +822,7 @@ def run_boot(image_dir, workdir, boot, setup, scenarios, only, verbose, results,
     vm = None
     suite = None
     try:
-        vm = VM(image_dir, workdir=workdir)
+        vm = VM(image_dir, workdir=workdir, **Suite.BOOT_VM_ARGS.get(boot, {}))
         if not vm.has_project:
             print("warning: image built with --no-project: memonlined is not installed",
                   file=sys.stderr)
@@ -879,11 +883,11 @@ def main():
     for boot, setup, scenarios in Suite.BOOTS:
         if only and not only & {n for n, _ in scenarios}:
             continue
-        if boot == "pmem" and project == "stub":
+        if boot in ("pmem", "faults") and project == "stub":
             # the bash stub only onlines blocks; it converts no dax device
             for n, _ in scenarios:
                 if not only or n in only:
-                    print("SKIP %s: the stub daemon does not convert devdax" % n)
+                    print("SKIP %s: the stub daemon has no dax conversion or fault handling" % n)
             continue
         workdir = tempfile.mkdtemp(prefix="memonlined-vm-%s-" % boot) if a.keep else None
         if workdir:

@@ -1,0 +1,357 @@
+"""Fault scenarios for run-scenarios.py: memonlined on a real kernel while
+things go wrong. Each ends with every block the policy wants online,
+online, and with the daemon's own account of what happened in the journal.
+
+A mixin of Suite (run-scenarios.py): it uses Suite's guest helpers
+(sh, mark, wait_new_blocks, wait_new_online, assert_*).
+"""
+
+import json
+import time
+
+from vm import GiB, MiB, GUEST_LIB
+
+
+class FaultFail(AssertionError):
+    pass
+
+CONF = "/etc/memonlined.conf"
+DROPIN_DIR = "/run/systemd/system/memonlined.service.d"
+MESSAGE_ID_STALLED = "b6e8f99665a04b6891481fbc07dc4af6"
+
+CONF_FAULTS = """# memonlined VM fault policy
+[zones]
+default = online_movable
+movable_ratio = 0
+"""
+# Batches wait for 3 s of quiet: a second hot-add during a batch waits, and
+# the runner holds each zone's hole block for it.
+CONF_SLOW_BATCHES = CONF_FAULTS + """
+[daemon]
+settle_ms = 3000
+max_wait_ms = 20000
+"""
+CONF_CONVERT = CONF_FAULTS + """
+[pmem]
+convert_devdax = yes
+"""
+
+# Arm before a hot-add: wait until a first new block is online (the batch
+# is in flight), run the action, report how far the batch had got.
+WATCH_FIRST_ONLINE = r'''
+shopt -s nullglob
+declare -A old
+while read -r b; do old[$b]=1; done < /run/memonlined-test/mark
+end=$((SECONDS + %(timeout)d))
+while [ $SECONDS -lt $end ]; do
+    on=0; tot=0
+    for d in /sys/devices/system/memory/memory[0-9]*; do
+        b=${d##*/}; [ -n "${old[$b]:-}" ] && continue
+        tot=$((tot + 1)); read -r s < $d/state; [ "$s" = online ] && on=$((on + 1))
+    done
+    if [ $on -gt 0 ]; then
+        if [ $on -lt %(n)d ]; then %(action)s; echo "acted at $on/$tot online"; exit 0; fi
+        echo "too late: $on/$tot already online"; exit 2
+    fi
+    sleep 0.05
+done
+echo "nothing came online"; exit 3
+'''
+
+# Stop one thread of the daemon in user space, leaving the rest running:
+# PTRACE_SEIZE then PTRACE_INTERRUPT stop only that thread (no group
+# stop). perl-base's syscall() needs no modules. The tracer keeps it
+# stopped until the thread is gone (the daemon killed by the watchdog).
+FREEZE_WRITER = r'''
+pid=$(systemctl show -p MainPID --value memonlined)
+end=$((SECONDS + 120)); tid=
+while [ $SECONDS -lt $end ] && [ -z "$tid" ]; do
+    for t in /proc/$pid/task/*; do
+        [ "$(cat $t/comm 2>/dev/null)" = "mo-write-n%(node)d" ] && tid=${t##*/} && break
+    done
+    [ -n "$tid" ] || sleep 0.02
+done
+[ -n "$tid" ] || { echo "no writer thread appeared"; exit 3; }
+exec perl -e '
+    my ($tid) = @ARGV;
+    syscall(101, 0x4206, $tid + 0, 0, 0) == 0 or die "PTRACE_SEIZE $tid: $!\n";
+    syscall(101, 0x4207, $tid + 0, 0, 0) == 0 or die "PTRACE_INTERRUPT $tid: $!\n";
+    print "froze writer $tid\n";
+    $| = 1;
+    sleep 1 while -e "/proc/$tid";
+' "$tid"
+'''
+
+
+class FaultScenarios:
+    """Mixed into Suite; see BOOTS in run-scenarios.py."""
+
+    # Memmap for ~100 GiB of hot-added memory comes from boot memory (1.6%).
+    VM_ARGS = {"mem_mib": 8192}
+
+    @staticmethod
+    def check(cond, msg):
+        if not cond:
+            raise FaultFail(msg)
+
+    def s_setup_faults(self):
+        self.vm.write_guest_file(CONF, CONF_FAULTS)
+        self.sh("memonlined --check-config && systemctl restart memonlined && systemctl is-active memonlined")
+        self.assert_none_offline()
+
+    def set_policy(self, text):
+        self.vm.write_guest_file(CONF, text)
+        self.sh("memonlined --check-config && systemctl restart memonlined && systemctl is-active memonlined")
+
+    def unit_dropin(self, name, text):
+        """A runtime drop-in for memonlined.service (None removes it); restarts the daemon."""
+        path = "%s/%s.conf" % (DROPIN_DIR, name)
+        if text is None:
+            self.sh("rm -f %s && systemctl daemon-reload" % path)
+        else:
+            self.sh("mkdir -p %s" % DROPIN_DIR)
+            self.vm.write_guest_file(path, text)
+            self.sh("systemctl daemon-reload")
+        self.sh("systemctl restart memonlined && systemctl is-active memonlined")
+
+    def unit_prop(self, prop):
+        return self.sh("systemctl show -p %s --value memonlined" % prop).out.strip()
+
+    def wait_active(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while not self.daemon_active() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        self.check(self.daemon_active(), "memonlined is not active")
+
+    def journal_has(self, text, cursor, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            g = self.vm.guest_exec([GUEST_LIB + "/journal-records", "--grep", text, cursor], timeout=60)
+            if g.rc == 0 or time.monotonic() > deadline:
+                return g.rc == 0
+            time.sleep(1)
+
+    def no_failures(self, cursor):
+        fails = self.records("failure", cursor)
+        self.check(not fails, "failure records: %s" % "; ".join(json.dumps(f)[:300] for f in fails[:3]))
+
+    # -------------------------------------------------------------------
+    def s_sigterm_mid_batch(self):
+        """SIGTERM while a batch writes: the stop is clean and quick, what was
+        not written stays offline, and the next start onlines it."""
+        size = 8 * GiB
+        n = size // (128 * MiB)
+        cursor = self.cursor()
+        # Masked: the udev rule would start the service again on the adds.
+        self.sh("systemctl mask --runtime memonlined")
+        self.mark()
+        watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": n,
+                                        "action": "t0=$(date +%s%N); systemctl stop memonlined; "
+                                                  "echo stop_ms=$((($(date +%s%N) - t0) / 1000000))"}
+        pid = self.vm.guest_exec_start(["/bin/bash", "-c", watcher], timeout=150)
+        time.sleep(0.5)
+        self.vm.hotplug_dimm(1, size)
+        wr = self.vm.guest_exec_wait(pid, timeout=150)
+        self.log("watcher: %s %s" % (wr.out.strip(), wr.err.strip()))
+        self.check(wr.rc == 0, "could not stop the daemon mid-batch: %s%s" % (wr.out.strip(), wr.err.strip()))
+        new = self.wait_new_blocks(n)
+        stop_ms = int(wr.out.split("stop_ms=")[1].split()[0])
+        self.check(stop_ms < 15000, "the stop took %d ms" % stop_ms)
+        self.check(self.unit_prop("Result") == "success", "the stop was not clean: Result=%s"
+                   % self.unit_prop("Result"))
+        st = self.state()
+        left = [b["block"] for b in st["blocks"] if b["block"] in new and b["state"] != "online"]
+        self.log("%d of %d blocks left offline by the stop" % (len(left), n))
+        self.sh("systemctl unmask --runtime memonlined && systemctl start memonlined")
+        self.wait_active()
+        self.wait_new_online()
+        st = self.state()
+        self.assert_blocks(st, new, 1, "Movable")
+        self.assert_none_offline()
+        self.no_failures(cursor)
+        if left:
+            self.check(self.journal_has("MEMONLINE_TRIGGER=coldplug", cursor) or
+                       any(self.field(b, "MEMONLINE_TRIGGER") == "coldplug" for b in self.records("batch", cursor)),
+                       "no coldplug batch onlined what the stop left")
+
+    def field(self, rec, key):
+        v = rec.get(key)
+        if isinstance(v, list):
+            v = v[-1] if v else None
+        return v
+
+    def s_stop_while_held(self):
+        """A clean stop between two batches while the zone's hole block is
+        held for the waiting one: the stop onlines it before exiting."""
+        self.set_policy(CONF_SLOW_BATCHES)
+        cursor = self.cursor()
+        self.mark()
+        # Large enough that the second hot-add lands while the first batch writes.
+        self.vm.hotplug_dimm(1, 16 * GiB)
+        first = self.wait_new_blocks(128)
+        # Watch the first batch; once it writes, add a second DIMM so that a
+        # batch is waiting (3 s settle) when the hole block's turn comes.
+        watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 128, "action": "true"}
+        wr = self.vm.guest_exec(["/bin/bash", "-c", watcher], timeout=150)
+        self.check(wr.rc == 0, "the first batch was not seen writing: %s" % wr.out.strip())
+        self.vm.hotplug_dimm(0, 512 * MiB)
+        # The hole: the first batch's second block, last to be written and held.
+        hole = sorted(first, key=lambda b: int(b[6:]))[1]
+        held = r'''
+for i in $(seq 600); do
+    on=0
+    for b in %(blocks)s; do read -r s < /sys/devices/system/memory/$b/state; [ "$s" = online ] && on=$((on+1)); done
+    read -r h < /sys/devices/system/memory/%(hole)s/state
+    if [ $on -eq %(want)d ] && [ "$h" = offline ]; then
+        systemctl mask --runtime memonlined >/dev/null 2>&1
+        systemctl stop memonlined; echo stopped-while-held; exit 0
+    fi
+    [ "$h" = online ] && { echo "hole written before the stop ($on online)"; exit 2; }
+    sleep 0.05
+done
+echo "the first batch never finished"; exit 3
+''' % {"blocks": " ".join(first), "hole": hole, "want": len(first) - 1}
+        hr = self.vm.guest_exec(["/bin/bash", "-c", held], timeout=60)
+        self.log("stop: %s" % hr.out.strip())
+        self.check(hr.rc == 0, "no moment with the hole block held: %s" % hr.out.strip())
+        st = self.state()
+        by = {b["block"]: b for b in st["blocks"]}
+        self.check(by[hole]["state"] == "online", "the held block %s is %s after the clean stop"
+                   % (hole, by[hole]["state"]))
+        self.check(self.journal_has("MEMONLINE_TRIGGER=stop", cursor), "no batch record with trigger=stop")
+        self.sh("systemctl unmask --runtime memonlined && systemctl start memonlined")
+        self.wait_active()
+        self.wait_new_online()
+        self.assert_blocks(self.state(), first, 1, "Movable")
+        self.assert_none_offline()
+        self.no_failures(cursor)
+        self.set_policy(CONF_FAULTS)
+
+    def s_reload_during_hotadd(self):
+        """Two reloads during a 512-block hot-add: nothing crashes, nothing is lost."""
+        size = 64 * GiB
+        n = size // (128 * MiB)
+        before = self.nrestarts()
+        cursor = self.cursor()
+        self.mark()
+        reloads = ("sed -i 's/^# memonlined VM fault policy.*/& (reload 1)/' %s && systemctl reload memonlined && "
+                   "sleep 0.3 && sed -i 's/(reload 1)/(reload 2)/' %s && systemctl reload memonlined" % (CONF, CONF))
+        watcher = WATCH_FIRST_ONLINE % {"timeout": 300, "n": n, "action": reloads}
+        pid = self.vm.guest_exec_start(["/bin/bash", "-c", watcher], timeout=330)
+        time.sleep(0.5)
+        self.vm.hotplug_dimm(1, size)
+        wr = self.vm.guest_exec_wait(pid, timeout=330)
+        self.log("reloads: %s %s" % (wr.out.strip(), wr.err.strip()))
+        self.check(wr.rc == 0, "could not reload twice mid-batch: %s%s" % (wr.out.strip(), wr.err.strip()))
+        new = self.wait_new_blocks(n, timeout=600)
+        self.wait_new_online(timeout=600, stall=120)
+        self.check(self.daemon_active(), "memonlined died during the reloads")
+        self.check(self.nrestarts() == before, "memonlined restarted (NRestarts %d -> %d)"
+                   % (before, self.nrestarts()))
+        self.check(self.journal_has("(reload 2)", cursor) or self.journal_has("reloaded /etc/memonlined.conf",
+                                                                              cursor),
+                   "no reload in the journal")
+        st = self.state()
+        self.assert_blocks(st, new, 1, "Movable")
+        self.assert_none_offline()
+        self.no_failures(cursor)
+
+    def s_lost_events(self):
+        """Events lost to a full receive buffer (ENOBUFS) bring a rescan that
+        onlines everything. The buffer is kept small by taking CAP_NET_ADMIN
+        (no SO_RCVBUFFORCE) and net.core.rmem_max; the daemon is paused while
+        the kernel adds, so its socket overflows."""
+        self.sh("sysctl -q -w net.core.rmem_max=4096 net.core.rmem_default=4096")
+        self.unit_dropin("small-buffer", "[Service]\nCapabilityBoundingSet=~CAP_NET_ADMIN\n")
+        try:
+            cursor = self.cursor()
+            self.mark()
+            pid = self.unit_prop("MainPID")
+            self.sh("kill -STOP %s" % pid)
+            try:
+                self.vm.hotplug_dimm(0, 4 * GiB)
+                new = self.wait_new_blocks(32)
+                time.sleep(1)
+            finally:
+                self.sh("kill -CONT %s" % pid)
+            self.wait_new_online()
+            self.check(self.journal_has("events were lost, rescanning all blocks", cursor),
+                       "the daemon did not see the overflow (ENOBUFS)")
+            batches = self.records("batch", cursor)
+            self.check(any(self.field(b, "MEMONLINE_TRIGGER") == "rescan" for b in batches),
+                       "no batch with trigger=rescan: %s" % [self.field(b, "MEMONLINE_TRIGGER") for b in batches])
+            self.assert_blocks(self.state(), new, 0, "Movable")
+            self.assert_none_offline()
+            self.no_failures(cursor)
+        finally:
+            self.sh("sysctl -q -w net.core.rmem_max=212992 net.core.rmem_default=212992")
+            self.unit_dropin("small-buffer", None)
+
+    def s_devdax_before_start(self):
+        """A devdax namespace made while the daemon is down (as when its own
+        dax add event starts the service through the udev rule) is converted
+        by the start's coldplug, with convert_devdax = yes."""
+        self.set_policy(CONF_CONVERT)
+        self.sh("systemctl mask --runtime memonlined && systemctl stop memonlined")
+        try:
+            regs = self.add_nvdimms([1 * GiB])
+            cursor = self.cursor()
+            self.mark()
+            created = self.create_devdax(regs)
+            time.sleep(2)
+            ns, dev, region = created[0]
+            d = self.daxctl_dev(dev)
+            self.check(d and d.get("mode") == "devdax", "%s changed while the daemon was down: %s"
+                       % (dev, json.dumps(d)))
+        finally:
+            self.sh("systemctl unmask --runtime memonlined && systemctl start memonlined")
+        self.wait_active()
+        info = self.wait_system_ram(dev)
+        nb = int(info["total_memblocks"])
+        new = self.wait_new_blocks(nb)
+        self.wait_new_online()
+        st = self.state()
+        self.assert_blocks(st, new, 2, "Movable")
+        self.assert_device(st, cursor, ns, dev, region, nb, 2)
+        self.assert_none_offline()
+        self.no_failures(cursor)
+        self.set_policy(CONF_FAULTS)
+
+    def s_stuck_writer_watchdog(self):
+        """A writer that stops making progress (frozen by ptrace between two
+        writes) starves the watchdog: systemd restarts the daemon, and the
+        restart's coldplug onlines the rest."""
+        self.unit_dropin("watchdog", "[Service]\nWatchdogSec=6s\n")
+        try:
+            size = 8 * GiB
+            n = size // (128 * MiB)
+            before = self.nrestarts()
+            cursor = self.cursor()
+            self.mark()
+            pid = self.vm.guest_exec_start(["/bin/bash", "-c", FREEZE_WRITER % {"node": 1}], timeout=150)
+            time.sleep(0.5)
+            self.vm.hotplug_dimm(1, size)
+            new = self.wait_new_blocks(n)
+            fr = self.vm.guest_exec_wait(pid, timeout=150)
+            self.log("freezer: %s %s" % (fr.out.strip(), fr.err.strip()))
+            self.check("froze writer" in fr.out, "could not freeze the writer: %s%s" % (fr.out, fr.err))
+            self.wait_active(timeout=90)
+            self.check(self.nrestarts() > before, "systemd did not restart memonlined (NRestarts %d -> %d)"
+                       % (before, self.nrestarts()))
+            self.check(self.journal_has("MESSAGE_ID=%s" % MESSAGE_ID_STALLED, cursor) or
+                       self.journal_has("no progress for", cursor), "the daemon did not report the stall")
+            self.wait_new_online(timeout=240)
+            self.assert_blocks(self.state(), new, 1, "Movable")
+            self.assert_none_offline()
+        finally:
+            self.unit_dropin("watchdog", None)
+
+    # The NVDIMM first: it sits at a fixed address the DIMMs must not have taken.
+    FAULT_SCENARIOS = [
+        ("devdax-before-start", "s_devdax_before_start"),
+        ("sigterm-mid-batch", "s_sigterm_mid_batch"),
+        ("stop-while-held", "s_stop_while_held"),
+        ("reload-during-hotadd", "s_reload_during_hotadd"),
+        ("lost-events", "s_lost_events"),
+        ("stuck-writer-watchdog", "s_stuck_writer_watchdog"),
+    ]

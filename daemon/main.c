@@ -19,6 +19,13 @@
 
 #define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
 
+/* Exit codes, as memonlined(8) lists them; 64 as chmem(8) has it. */
+enum {
+        EXIT_USAGE = 2,                 /* bad option or argument */
+        EXIT_CONFIG = 3,                /* the policy file is refused */
+        EXIT_PARTIAL = 64,              /* --once: some blocks came online, some did not */
+};
+
 struct context {
         const char *config_path;
         const char *sysfs_root;
@@ -61,6 +68,7 @@ static void warn_conflicts(struct context *c) {
         conflicts_clear(&conf);
 }
 
+/* Returns an exit code. */
 static int run_daemon(struct context *c) {
         struct loop_config cfg = {
                 .config_path = c->config_path,
@@ -71,17 +79,23 @@ static int run_daemon(struct context *c) {
         _cleanup_loop_ struct loop *l = NULL;
         int r;
 
+        /* loop_new() fails on the policy (logged with FILE:LINE), or for want of memory. */
         r = loop_new(&cfg, &l);
         if (r < 0)
-                return r;
+                return r == -ENOMEM ? EXIT_FAILURE : EXIT_CONFIG;
         warn_conflicts(c);
         /* Hotplug happens when memory is short: do not get paged out then. */
         if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
                 report_log(&c->reporter, LOG_DEBUG, NULL, "mlockall: %s", strerror(errno));
-        return loop_run(l);
+        r = loop_run(l);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_ERR, NULL, "fatal: %s", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
 }
 
-/* --once and --dry-run: one pass over every offline block. */
+/* --once and --dry-run: one pass over every offline block. Returns an exit code. */
 static int run_once(struct context *c) {
         struct loop_config cfg = {
                 .config_path = c->config_path,
@@ -91,22 +105,26 @@ static int run_once(struct context *c) {
         };
         _cleanup_policy_ struct policy *p = NULL;
         struct job j = { .trigger = "once" };
+        size_t undone;
         int r;
 
         r = loop_load_policy(&cfg, &p);
         if (r < 0)
-                return r;
+                return r == -ENOMEM ? EXIT_FAILURE : EXIT_CONFIG;
         j.policy = p;
         if (!c->dry_run)
                 warn_conflicts(c);
         r = runner_run_job(&c->runner_ctx, &j);
         if (r < 0)
-                return r;
+                return EXIT_FAILURE;
         if (c->dry_run)
-                return 0;
+                return EXIT_SUCCESS;
+        undone = j.failed + j.undecided + j.not_attempted + j.dax_failed;
         report_log(&c->reporter, LOG_INFO, NULL, "%zu blocks onlined, %zu failed, %zu undecided, %zu not attempted",
                    j.onlined, j.failed, j.undecided, j.not_attempted);
-        return j.failed || j.undecided || j.not_attempted || j.dax_failed ? -EIO : 0;
+        if (undone == 0)
+                return EXIT_SUCCESS;
+        return j.onlined > 0 ? EXIT_PARTIAL : EXIT_FAILURE;
 }
 
 /* ---- options ----------------------------------------------------------- */
@@ -204,10 +222,15 @@ int main(int argc, char **argv) {
 
         r = parse_argv(&c, argc, argv);
         if (r <= 0)
-                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 
-        /* Short-lived modes talk to the console unless told otherwise. */
-        if ((c.once || c.dry_run || c.check_config) && c.log_target == LOG_TARGET_AUTO)
+        /*
+         * --dry-run and --check-config answer on the console. --once, like
+         * the daemon, writes its records to the journal when run by systemd
+         * (memonlined report and journalctl -x must see them), else to the
+         * console.
+         */
+        if ((c.dry_run || c.check_config) && c.log_target == LOG_TARGET_AUTO)
                 c.log_target = LOG_TARGET_CONSOLE;
         reporter_init(&c.reporter, c.log_target);
         r = log_level_from_env(&c.reporter);
@@ -236,20 +259,19 @@ int main(int argc, char **argv) {
                                 fprintf(stderr, "%s:%u: %s\n", err.file, err.line, err.reason);
                         else
                                 fprintf(stderr, "%s: %s\n", c.config_path, err.reason[0] ? err.reason : strerror(-r));
-                        return EXIT_FAILURE;
+                        return EXIT_CONFIG;
                 }
                 printf("%s: OK\n", c.config_path);
                 policy_unref(p);
                 return EXIT_SUCCESS;
         }
 
-        if (c.once || c.dry_run)
+        if (c.once || c.dry_run) {
                 r = run_once(&c);
-        else {
-                r = run_daemon(&c);
-                if (r < 0)
-                        report_log(&c.reporter, LOG_ERR, NULL, "fatal: %s", strerror(-r));
+                runner_done(&c.runner_ctx);
+                return r;
         }
+        r = run_daemon(&c);
         runner_done(&c.runner_ctx);
-        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        return r;
 }

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
+#include <sys/stat.h>
 #include "report.h"
 #include "util.h"
 
@@ -24,10 +25,25 @@ int log_target_from_string(const char *s, enum log_target *ret) {
         return -EINVAL;
 }
 
+/*
+ * Is stderr the journal? JOURNAL_STREAM names the stream systemd gave a
+ * service as "DEV:INODE"; children inherit the variable even when their
+ * stderr goes elsewhere, so compare it with what stderr really is.
+ */
+static bool stderr_is_journal(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st) < 0)
+                return false;
+        return (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+}
+
 void reporter_init(struct reporter *r, enum log_target target) {
-        /* Under systemd our stderr is the journal, or at least journald is there to talk to. */
+        /* Under systemd: stderr is the journal, or a service of ours runs without a terminal. */
         if (target == LOG_TARGET_AUTO)
-                target = getenv("JOURNAL_STREAM") || getenv("INVOCATION_ID") ?
+                target = stderr_is_journal() || (getenv("INVOCATION_ID") && !isatty(STDERR_FILENO)) ?
                         LOG_TARGET_JOURNAL : LOG_TARGET_CONSOLE;
 
         *r = (struct reporter) {

@@ -96,7 +96,7 @@ check "dry-run: a block of unknown node is undecided under node rules" \
         grep -Eq '^block=memory66000 node=-1 zone=skip cpu=-1 reason="undecided: node not known' <<<"$out"
 out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/node-rule.conf" --once --log-target console 2>"$T/err")
 rc=$?
-check "once exits non-zero when blocks are left undecided" test $rc -ne 0
+check "once exits 64 (partial success) when blocks are left undecided" test $rc -eq 64
 check "undecided blocks stay offline" test "$(cat "$T/sys/devices/system/memory/memory66000/state")" = offline
 check "each undecided block gets a failure record with EAGAIN and the reason" bash -c \
         'test "$(grep -c "MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_ERRNO_NAME=EAGAIN.*MEMONLINE_REASON=\"undecided: node not known" <<<"$1")" -eq 2' _ "$out"
@@ -128,23 +128,46 @@ new_tree
 chattr +i "$T/sys/devices/system/memory/memory33/state"
 out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console 2>"$T/err")
 rc=$?
-check "once exits non-zero when a block fails" test $rc -ne 0
+check "once exits 64 (partial success) when a block fails and others came online" test $rc -eq 64
 check "failure record names the block and errno" grep -Eq 'MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_BLOCK=memory33|MEMONLINE_BLOCK=memory33.*MESSAGE_ID=8c3e' <<<"$out"
 check "other blocks still came online" test "$(cat "$T/sys/devices/system/memory/memory34/state")" = online_movable
+
+# Every block fails: nothing came online, a plain failure.
+new_tree
+for b in 32 33 34 35 64 65 66 67 66000 66001; do chattr +i "$T/sys/devices/system/memory/memory$b/state"; done
+"$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console >/dev/null 2>"$T/err"
+check "once exits 1 when no block came online" test $? -eq 1
+
+# --- where --once logs ------------------------------------------------------
+new_tree
+# Run by systemd without a terminal (INVOCATION_ID set): the journal, like the daemon.
+# JOURNAL_STREAM inherited but not our stderr: not the journal; INVOCATION_ID decides.
+out=$(INVOCATION_ID=0123456789abcdef0123456789abcdef JOURNAL_STREAM=1:1 "$MEMONLINED" --sysfs-root "$T/sys" \
+        --config "$T/good.conf" --once 2>"$T/err" </dev/null)
+check "once under systemd writes its records to the journal, not stdout" test -z "$out"
+check "once under systemd still onlines" test "$(cat "$T/sys/devices/system/memory/memory32/state")" = online_movable
+new_tree
+out=$(env -u INVOCATION_ID JOURNAL_STREAM=1:1 "$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once \
+        2>"$T/err" </dev/null)
+check "once from a shell prints its records (an inherited JOURNAL_STREAM is not our stderr)" \
+        grep -q 'MESSAGE_ID=6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6' <<<"$out"
 
 # --- config ---------------------------------------------------------------
 check "check-config accepts the shipped file" "$MEMONLINED" --check-config --config "$top_srcdir/conf/memonlined.conf"
 printf '[daemon]\nsettle_ms = 10\n[zones]\ndefault = sideways\n' > "$T/bad.conf"
 err=$("$MEMONLINED" --check-config --config "$T/bad.conf" 2>&1)
 rc=$?
-check "check-config rejects a bad file" test $rc -ne 0
+check "check-config rejects a bad file with exit code 3" test $rc -eq 3
 check "check-config names FILE:LINE" grep -q "^$T/bad.conf:4: " <<<"$err"
 err=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/bad.conf" --once --log-target console 2>&1)
-check "once refuses to run with a bad file" test $? -ne 0
+check "once refuses to run with a bad file (exit code 3)" test $? -eq 3
 check "once names FILE:LINE too" grep -q "$T/bad.conf:4: " <<<"$err"
 err=$("$MEMONLINED" --check-config --config "$T/missing.conf" 2>&1)
 check "an explicit missing file is an error" test $? -ne 0
-check "unknown option fails" bash -c '! "$1" --bogus 2>/dev/null' _ "$MEMONLINED"
+"$MEMONLINED" --bogus 2>/dev/null
+check "an unknown option is a usage error (exit code 2)" test $? -eq 2
+"$MEMONLINED" --once extra-argument 2>/dev/null
+check "an extra argument is a usage error (exit code 2)" test $? -eq 2
 check "--version prints the version" bash -c '"$1" --version | grep -q "^memonlined [0-9]"' _ "$MEMONLINED"
 check "--help mentions --sysfs-root" bash -c '"$1" --help | grep -q -- "--sysfs-root"' _ "$MEMONLINED"
 

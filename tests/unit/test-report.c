@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <sys/stat.h>
 #include "report.h"
 #include "sysfs.h"
 #include "util.h"
@@ -164,14 +165,28 @@ static void test_reporter_init(void **state) {
         assert_int_equal(r.max_priority, LOG_INFO);
         assert_int_equal(r.batch_seq, 0);
 
+        /* Inherited from an ancestor, but not our stderr: the console. */
         setenv("JOURNAL_STREAM", "8:12345", 1);
         reporter_init(&r, LOG_TARGET_AUTO);
-        assert_int_equal(r.target, LOG_TARGET_JOURNAL);
+        assert_int_equal(r.target, LOG_TARGET_CONSOLE);
+        /* Our stderr is the stream systemd named: the journal. */
+        {
+                struct stat st;
+                char js_self[64];
+
+                assert_int_equal(fstat(STDERR_FILENO, &st), 0);
+                snprintf(js_self, sizeof(js_self), "%llu:%llu", (unsigned long long) st.st_dev,
+                         (unsigned long long) st.st_ino);
+                setenv("JOURNAL_STREAM", js_self, 1);
+                reporter_init(&r, LOG_TARGET_AUTO);
+                assert_int_equal(r.target, LOG_TARGET_JOURNAL);
+        }
         unsetenv("JOURNAL_STREAM");
 
+        /* A service of ours without a terminal: the journal; on a terminal, the console. */
         setenv("INVOCATION_ID", "0123456789abcdef0123456789abcdef", 1);
         reporter_init(&r, LOG_TARGET_AUTO);
-        assert_int_equal(r.target, LOG_TARGET_JOURNAL);
+        assert_int_equal(r.target, isatty(STDERR_FILENO) ? LOG_TARGET_CONSOLE : LOG_TARGET_JOURNAL);
         /* An explicit choice wins over the environment. */
         reporter_init(&r, LOG_TARGET_CONSOLE);
         assert_int_equal(r.target, LOG_TARGET_CONSOLE);

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <limits.h>
+#include "blocks.h"
+#include "memdev.h"
+#include "sysfs.h"
+#include "util.h"
+
+/* An iomem line longer than this is not the kernel's: skipped. */
+#define IOMEM_LINE_MAX 256
+
+static const char *const kind_names[_MEMDEV_KIND_MAX] = {
+        [MEMDEV_NONE] = "boot",
+        [MEMDEV_ACPI] = "dimm",
+        [MEMDEV_DAX] = "dax",
+        [MEMDEV_VIRTIO_MEM] = "virtio-mem",
+};
+
+const char *memdev_kind_to_string(enum memdev_kind k) {
+        return k >= 0 && k < _MEMDEV_KIND_MAX ? kind_names[k] : "unknown";
+}
+
+void memdev_set_clear(struct memdev_set *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n; i++)
+                free(s->devs[i].name);
+        free(s->devs);
+        *s = (struct memdev_set) {};
+}
+
+int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name, uint64_t start, uint64_t end) {
+        char *copy;
+
+        if (!name || start >= end || kind <= MEMDEV_NONE || kind >= _MEMDEV_KIND_MAX)
+                return -EINVAL;
+        copy = strdup(name);
+        if (!copy)
+                return -ENOMEM;
+        if (GROW(s->devs, s->allocated, s->n + 1) < 0) {
+                free(copy);
+                return -ENOMEM;
+        }
+        s->devs[s->n++] = (struct memdev) {
+                .kind = kind,
+                .name = copy,
+                .start = start,
+                .end = end,
+                .dynamic = kind == MEMDEV_VIRTIO_MEM,
+        };
+        return 0;
+}
+
+static int cmp_memdev(const void *a, const void *b) {
+        const struct memdev *x = a, *y = b;
+
+        return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int memdev_set_seal(struct memdev_set *s) {
+        sort_unless_sorted(s->devs, s->n, sizeof(*s->devs), cmp_memdev);
+        for (size_t i = 1; i < s->n; i++)
+                if (s->devs[i].start < s->devs[i - 1].end)
+                        return -EEXIST;
+        return 0;
+}
+
+const struct memdev *memdev_find(const struct memdev_set *s, uint64_t start, uint64_t size) {
+        size_t lo = 0, hi;
+
+        if (!s || s->n == 0 || size == 0 || start > UINT64_MAX - size)
+                return NULL;
+        hi = s->n;
+        /* The last device starting at or below start. */
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (s->devs[mid].start <= start)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return NULL;
+        return start + size <= s->devs[lo - 1].end ? &s->devs[lo - 1] : NULL;
+}
+
+/* The memory block ids an ACPI memory device's physical_node* links name: their span. */
+static int acpi_device_span(const char *dev_dir, uint64_t *ret_first, uint64_t *ret_last) {
+        _cleanup_closedir_ DIR *d = NULL;
+        uint64_t first = UINT64_MAX, last = 0;
+        struct dirent *de;
+        int dfd;
+
+        d = opendir(dev_dir);
+        if (!d)
+                return -errno;
+        dfd = dirfd(d);
+        while ((errno = 0, de = readdir(d))) {
+                char target[PATH_MAX];
+                const char *base;
+                uint64_t id;
+                ssize_t n;
+
+                if (!startswith(de->d_name, "physical_node"))
+                        continue;
+                n = readlinkat(dfd, de->d_name, target, sizeof(target) - 1);
+                if (n < 0)
+                        continue;       /* unbound again, or not a link: not a block of it */
+                target[n] = 0;
+                base = strrchr(target, '/');
+                if (block_id_from_name(base ? base + 1 : target, &id) < 0)
+                        continue;       /* a physical node that is no memory block */
+                first = MIN(first, id);
+                last = MAX(last, id);
+        }
+        if (errno != 0)
+                return -errno;
+        if (first == UINT64_MAX)
+                return -ENOENT;
+        *ret_first = first;
+        *ret_last = last;
+        return 0;
+}
+
+int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct memdev_set *s) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        if (block_size == 0)
+                return -EINVAL;
+        r = sysfs_path(&path, sysfs_root, "bus/acpi/devices");
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((errno = 0, de = readdir(d))) {
+                _cleanup_free_ char *dev_dir = NULL;
+                uint64_t first, last;
+
+                /* ACPI0012 is the NVDIMM root, not memory of its own; PNP0C80 is a memory device. */
+                if (!startswith(de->d_name, "PNP0C80:"))
+                        continue;
+                if (asprintf(&dev_dir, "%s/%s", path, de->d_name) < 0)
+                        return -ENOMEM;
+                r = acpi_device_span(dev_dir, &first, &last);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue;       /* no memory (yet), or gone: nothing of ours */
+                if (last >= UINT64_MAX / block_size)
+                        continue;       /* an address past the end of memory: not a device */
+                r = memdev_set_add(s, MEMDEV_ACPI, de->d_name, first * block_size, (last + 1) * block_size);
+                if (r < 0)
+                        return r;
+        }
+        return errno != 0 ? -errno : 0;
+}
+
+/* "virtio3" bound to virtio_mem? */
+static bool is_virtio_mem(const char *sysfs_root, const char *name) {
+        _cleanup_free_ char *link = NULL;
+        char target[PATH_MAX];
+        const char *base;
+        ssize_t n;
+
+        if (sysfs_path(&link, sysfs_root, "bus/virtio/devices/%s/driver", name) < 0)
+                return false;
+        n = readlink(link, target, sizeof(target) - 1);
+        if (n < 0)
+                return false;
+        target[n] = 0;
+        base = strrchr(target, '/');
+        return streq(base ? base + 1 : target, "virtio_mem");
+}
+
+/*
+ * One /proc/iomem line: "<indent>START-END : NAME", hex, END inclusive.
+ * 0 and the range and name (pointing into line), or -EINVAL.
+ */
+static int iomem_parse_line(char *line, uint64_t *ret_start, uint64_t *ret_end, const char **ret_name) {
+        char *dash, *sep, *name;
+        uint64_t start, end;
+
+        line += strspn(line, " ");
+        line[strcspn(line, "\n")] = 0;
+        dash = strchr(line, '-');
+        sep = strstr(line, " : ");
+        if (!dash || !sep || dash > sep)
+                return -EINVAL;
+        *dash = 0;
+        *sep = 0;
+        name = sep + 3;
+        if (parse_u64(line, 16, &start) < 0 || parse_u64(dash + 1, 16, &end) < 0 || end < start ||
+            end == UINT64_MAX || !*name)
+                return -EINVAL;
+        *ret_start = start;
+        *ret_end = end + 1;
+        *ret_name = name;
+        return 0;
+}
+
+int memdev_scan_virtio_mem(const char *sysfs_root, const char *iomem_path, struct memdev_set *s) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[IOMEM_LINE_MAX];
+        int r;
+
+        f = fopen(iomem_path, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                uint64_t start, end, id;
+                const char *name;
+
+                if (!strchr(line, '\n') && !feof(f)) {
+                        /* Longer than any the kernel writes: skip the rest of it. */
+                        int ch;
+
+                        while ((ch = fgetc(f)) != EOF && ch != '\n')
+                                ;
+                        continue;
+                }
+                if (iomem_parse_line(line, &start, &end, &name) < 0)
+                        continue;
+                if (!startswith(name, "virtio") || parse_u64(name + strlen("virtio"), 10, &id) < 0 ||
+                    !is_virtio_mem(sysfs_root, name))
+                        continue;
+                /* Addresses read as 0 without CAP_SYS_ADMIN: nothing to tell then. */
+                if (start == 0)
+                        continue;
+                r = memdev_set_add(s, MEMDEV_VIRTIO_MEM, name, start, end);
+                if (r < 0)
+                        return r;
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+int memdev_iomem_path(const char *sysfs_root, char **ret) {
+        _cleanup_free_ char *canon = realpath(sysfs_root, NULL);
+        char *p;
+
+        if (canon && streq(canon, "/sys"))
+                p = strdup("/proc/iomem");
+        else if (asprintf(&p, "%s/proc/iomem", sysfs_root) < 0)
+                p = NULL;
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}

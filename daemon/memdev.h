@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Memory devices: which hotplug device each memory block belongs to. The
+ * kernel's auto-movable policy decides per such device (a "memory
+ * group"): an ACPI memory device or a dax/kmem device is all movable or
+ * all kernel (static group); virtio-mem is decided per unit (dynamic
+ * group). Blocks of no device are boot memory.
+ *
+ * Read from sysfs alone, plus /proc/iomem for virtio-mem:
+ *   ACPI DIMM:   <root>/bus/acpi/devices/PNP0C80:NN/physical_node* -> memoryN
+ *   dax/kmem:    the dax device's ranges (pmem.c)
+ *   virtio-mem:  the "virtioN" region in /proc/iomem whose device is bound
+ *                to virtio_mem (<root>/bus/virtio/devices/virtioN/driver)
+ * Under a --sysfs-root other than /sys, iomem is read from <root>/proc/iomem.
+ */
+
+enum memdev_kind {
+        MEMDEV_NONE = 0,                /* boot memory, or a device we cannot tell */
+        MEMDEV_ACPI,                    /* ACPI memory device (PNP0C80): a DIMM */
+        MEMDEV_DAX,                     /* dax device onlined through kmem (pmem, CXL, hmem) */
+        MEMDEV_VIRTIO_MEM,
+        _MEMDEV_KIND_MAX,
+};
+
+const char *memdev_kind_to_string(enum memdev_kind k);         /* "boot", "dimm", "dax", "virtio-mem" */
+
+struct memdev {
+        enum memdev_kind kind;
+        char *name;                     /* "PNP0C80:01", "dax0.0", "virtio3" */
+        uint64_t start, end;            /* physical span, end exclusive */
+        bool dynamic;                   /* decided per unit (virtio-mem), not as a whole */
+};
+
+struct memdev_set {
+        struct memdev *devs;            /* ascending by start, spans do not overlap */
+        size_t n, allocated;
+};
+
+void memdev_set_clear(struct memdev_set *s);
+
+/* Add one device; its span must not overlap another's (-EEXIST), name is copied. */
+int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name, uint64_t start, uint64_t end);
+
+/* Sort by start and check that no spans overlap: call once after the adds. -EEXIST on overlap. */
+int memdev_set_seal(struct memdev_set *s);
+
+/* ACPI memory devices from sysfs, added to s. Devices with no blocks are left out. */
+int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct memdev_set *s);
+
+/* virtio-mem regions from an iomem file, added to s. A missing iomem file adds nothing. */
+int memdev_scan_virtio_mem(const char *sysfs_root, const char *iomem_path, struct memdev_set *s);
+
+/* Where /proc/iomem is for this sysfs root (see above); caller frees. */
+int memdev_iomem_path(const char *sysfs_root, char **ret);
+
+/* The device whose span holds [start, start + size), or NULL. */
+const struct memdev *memdev_find(const struct memdev_set *s, uint64_t start, uint64_t size);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Memory devices on fake trees: ACPI DIMMs from physical_node links,
+ * virtio-mem from iomem and the virtio bus, lookups, and hostile input.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "fake-tree.h"
+#include "memdev.h"
+#include "util.h"
+
+#define BS (128ULL << 20)
+
+static int setup(void **state) {
+        char *root = fake_tree_new();
+
+        fake_standard_machine(root);
+        *state = root;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fake_tree_free(*state);
+        return 0;
+}
+
+/* An ACPI memory device PNP0C80:name holding blocks first..first+n-1, as the kernel links them. */
+static void add_acpi_dimm(const char *root, const char *name, uint64_t first, uint64_t n) {
+        for (uint64_t i = 0; i < n; i++) {
+                _cleanup_free_ char *rel = NULL, *target = NULL;
+
+                /* The kernel names them physical_node, physical_node1, physical_node2, ... */
+                assert_true(i == 0 ? asprintf(&rel, "bus/acpi/devices/%s/physical_node", name) > 0
+                                   : asprintf(&rel, "bus/acpi/devices/%s/physical_node%llu", name,
+                                              (unsigned long long) i) > 0);
+                assert_true(asprintf(&target, "../../../../devices/system/memory/memory%llu",
+                                     (unsigned long long) (first + i)) > 0);
+                fake_symlink(root, rel, target);
+        }
+}
+
+static void test_acpi(void **state) {
+        const char *root = *state;
+        struct memdev_set s = {};
+        const struct memdev *d;
+
+        add_acpi_dimm(root, "PNP0C80:00", 32, 8);
+        add_acpi_dimm(root, "PNP0C80:01", 48, 4);
+        /* No memory of its own (yet): left out. The NVDIMM root is not a memory device. */
+        fake_mkdir(root, "bus/acpi/devices/PNP0C80:02");
+        fake_mkdir(root, "bus/acpi/devices/ACPI0012:00");
+        /* A physical node that is not a memory block is not counted. */
+        fake_symlink(root, "bus/acpi/devices/PNP0C80:01/physical_node9", "../../../../devices/platform/foo");
+
+        assert_int_equal(memdev_scan_acpi(root, BS, &s), 0);
+        assert_int_equal(memdev_set_seal(&s), 0);
+        assert_int_equal(s.n, 2);
+        d = memdev_find(&s, 35 * BS, BS);
+        assert_non_null(d);
+        assert_string_equal(d->name, "PNP0C80:00");
+        assert_int_equal(d->kind, MEMDEV_ACPI);
+        assert_false(d->dynamic);
+        assert_int_equal(d->start, 32 * BS);
+        assert_int_equal(d->end, 40 * BS);
+        assert_string_equal(memdev_find(&s, 51 * BS, BS)->name, "PNP0C80:01");
+        assert_null(memdev_find(&s, 40 * BS, BS));      /* between the two */
+        assert_null(memdev_find(&s, 8 * BS, BS));       /* boot memory */
+        assert_null(memdev_find(&s, 39 * BS, 2 * BS));  /* straddles the end */
+        assert_string_equal(memdev_kind_to_string(d->kind), "dimm");
+        memdev_set_clear(&s);
+}
+
+static void test_virtio_mem(void **state) {
+        const char *root = *state;
+        struct memdev_set s = {};
+        const struct memdev *d;
+
+        fake_symlink(root, "bus/virtio/devices/virtio3/driver", "../../../../bus/virtio/drivers/virtio_mem");
+        fake_symlink(root, "bus/virtio/devices/virtio1/driver", "../../../../bus/virtio/drivers/virtio_blk");
+        fake_write(root, "proc/iomem",
+                   "00000000-00000fff : Reserved\n"
+                   "00100000-7fffffff : System RAM\n"
+                   "  01000000-01ffffff : Kernel code\n"
+                   "100000000-1ffffffff : virtio3\n"
+                   "  100000000-107ffffff : System RAM (virtio_mem)\n"
+                   "200000000-2ffffffff : virtio1\n"            /* not virtio-mem */
+                   "300000000-3ffffffff : virtio9\n"            /* no such device */
+                   "zz-400000000 : virtio3\n"                   /* garbage */
+                   "500000000-4ffffffff : virtio3\n");          /* end before start */
+        {
+                _cleanup_free_ char *iomem = NULL;
+
+                assert_int_equal(memdev_iomem_path(root, &iomem), 0);
+                assert_int_equal(memdev_scan_virtio_mem(root, iomem, &s), 0);
+        }
+        assert_int_equal(memdev_set_seal(&s), 0);
+        assert_int_equal(s.n, 1);
+        d = memdev_find(&s, 0x180000000, BS);
+        assert_non_null(d);
+        assert_string_equal(d->name, "virtio3");
+        assert_int_equal(d->kind, MEMDEV_VIRTIO_MEM);
+        assert_true(d->dynamic);
+        assert_int_equal(d->end, 0x200000000);
+        memdev_set_clear(&s);
+}
+
+/* A line longer than the kernel ever writes, and addresses hidden (read as 0) without privilege. */
+static void test_iomem_hostile(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *iomem = NULL, *big = malloc(100001);
+        struct memdev_set s = {};
+
+        assert_non_null(big);
+        memset(big, 'a', 100000);
+        big[100000] = 0;
+        fake_symlink(root, "bus/virtio/devices/virtio3/driver", "../../../../bus/virtio/drivers/virtio_mem");
+        fake_write(root, "proc/iomem", "%s\n00000000-00000000 : virtio3\n100000000-1ffffffff : virtio3\n", big);
+        assert_int_equal(memdev_iomem_path(root, &iomem), 0);
+        assert_int_equal(memdev_scan_virtio_mem(root, iomem, &s), 0);
+        assert_int_equal(s.n, 1);
+        assert_int_equal(s.devs[0].start, 0x100000000);
+        memdev_set_clear(&s);
+
+        /* No iomem at all: nothing to add, no error. */
+        assert_int_equal(memdev_scan_virtio_mem(root, "/nonexistent/iomem", &s), 0);
+        assert_int_equal(s.n, 0);
+}
+
+static void test_overlap_refused(void **state) {
+        struct memdev_set s = {};
+
+        assert_int_equal(memdev_set_add(&s, MEMDEV_DAX, "dax0.0", 4 * BS, 8 * BS), 0);
+        assert_int_equal(memdev_set_add(&s, MEMDEV_ACPI, "PNP0C80:00", 0, 5 * BS), 0);
+        assert_int_equal(memdev_set_seal(&s), -EEXIST);
+        assert_int_equal(memdev_set_add(&s, MEMDEV_NONE, "x", 0, BS), -EINVAL);
+        assert_int_equal(memdev_set_add(&s, MEMDEV_DAX, "x", BS, BS), -EINVAL);
+        memdev_set_clear(&s);
+        assert_null(memdev_find(&s, 0, BS));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_acpi, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_virtio_mem, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_iomem_hostile, setup, teardown),
+                cmocka_unit_test(test_overlap_refused),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

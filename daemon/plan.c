@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include <limits.h>
 #include "plan.h"
+#include "rules.h"
 #include "util.h"
 
 
@@ -8,20 +10,17 @@
  * The planner is a pure function: it reads blocks, topology and policy and
  * allocates the plan, nothing else. No I/O, no clock, and every ordering
  * is by block id or node id so equal inputs give equal plans.
+ *
+ * Phases: the offline blocks in id order; each one's zone by the rules
+ * (rules.c) and valid_zones; the ratio guard over the defaults; then the
+ * per-node groups and their writer CPUs.
  */
 
-/* Where a zone decision came from; only the default is subject to the ratio guard. */
-enum origin {
-        ORIGIN_RULE,                    /* an admin's [node], [range], [device] rule or exclusion */
-        ORIGIN_PMEM_DEFAULT,            /* [pmem] zone for dax kmem memory: not guarded, but a default */
-        ORIGIN_DEFAULT,
-};
-
+/* One block's decision while planning. */
 struct decision {
         enum zone zone;
         const char *reason;
-        enum origin origin;
-        bool undecided;
+        enum rule_origin origin;
         bool ratio_guarded;
         bool fell_back;
 };
@@ -33,198 +32,65 @@ struct ratio_totals {
         size_t n_nodes;                 /* slots: node ids 0..n_nodes-1 */
 };
 
-static bool ranges_overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
-        return a_start < b_end && b_start < a_end;
-}
-
-static uint64_t block_end(const struct mem_block *b, uint64_t block_size) {
-        /* An unknown block size still gives a one-byte range at the start. */
+/* What the rules may know about a block. */
+static struct memory_identity block_identity(const struct mem_block *b, uint64_t block_size) {
         uint64_t size = block_size > 0 ? block_size : 1;
 
-        return b->phys_start > UINT64_MAX - size ? UINT64_MAX : b->phys_start + size;
+        return (struct memory_identity) {
+                .start = b->phys_start,
+                /* An unknown block size still gives a one-byte range at the start. */
+                .end = b->phys_start > UINT64_MAX - size ? UINT64_MAX : b->phys_start + size,
+                .block_id = b->id,
+                .node = b->node,
+                .node_guessed = b->node_guessed,
+                .dax_device = b->device,
+                .namespace_name = b->namespace_name,
+                .namespace_uuid = b->namespace_uuid,
+                .region = b->region,
+                /* Only dax kmem memory has a device; we take its region to be pmem. Its size is the device's. */
+                .on_pmem_region = b->device != NULL,
+                .dax_unknown = b->attribution_unknown,
+        };
 }
 
-/* The block's node as a rule may rely on: linked, or given by its dax device; not guessed. */
-static bool node_known(const struct mem_block *b) {
-        return b->node >= 0 && !b->node_guessed;
-}
+/* Reasons naming a rule are formatted once per text and owned by the plan. */
+static int intern_reason(struct plan *plan, const char *text, const char **ret) {
+        char *s;
 
-static bool excluded(const struct policy *p, const struct mem_block *b, uint64_t block_size) {
-        for (size_t i = 0; i < p->n_exclusions; i++) {
-                const struct exclusion *e = &p->exclusions[i];
-
-                switch (e->kind) {
-                case EXCLUDE_NODE:
-                        if (node_known(b) && b->node == e->node)
-                                return true;
-                        break;
-                case EXCLUDE_BLOCK:
-                        if (b->id == e->start)
-                                return true;
-                        break;
-                case EXCLUDE_RANGE:
-                        if (ranges_overlap(b->phys_start, block_end(b, block_size), e->start, e->end))
-                                return true;
-                        break;
-                case EXCLUDE_DEVICE:
-                        if (b->device && e->device && streq(b->device, e->device))
-                                return true;
-                        break;
+        for (size_t i = 0; i < plan->n_reasons; i++)
+                if (streq(plan->reasons[i], text)) {
+                        *ret = plan->reasons[i];
+                        return 0;
                 }
-        }
-        return false;
-}
-
-static bool device_rule_matches(const struct device_rule *r, const char *device,
-                                const char *namespace_name, const char *namespace_uuid,
-                                int region, int node, uint64_t size, bool on_pmem_region) {
-        if (r->device && !(device && streq(r->device, device)))
-                return false;
-        if (r->namespace_name &&
-            !(namespace_name && streq(r->namespace_name, namespace_name)) &&
-            !(namespace_uuid && streq(r->namespace_name, namespace_uuid)))
-                return false;
-        if (r->region >= 0 && r->region != region)
-                return false;
-        if (r->target_node >= 0 && r->target_node != node)
-                return false;
-        if (r->min_size > 0 && size > 0 && size < r->min_size)
-                return false;
-        if (r->pmem_only && !on_pmem_region)
-                return false;
-        return true;
-}
-
-const struct device_rule *plan_match_device(const struct policy *p, const char *device,
-                                            const char *namespace_name, const char *namespace_uuid,
-                                            int region, int node, uint64_t size, bool on_pmem_region) {
-        for (size_t i = 0; i < p->n_devices; i++)
-                if (device_rule_matches(&p->devices[i], device, namespace_name, namespace_uuid,
-                                        region, node, size, on_pmem_region))
-                        return &p->devices[i];
-        return NULL;
-}
-
-static bool policy_uses_node(const struct policy *p) {
-        for (size_t i = 0; i < p->n_exclusions; i++)
-                if (p->exclusions[i].kind == EXCLUDE_NODE)
-                        return true;
-        for (size_t i = 0; i < p->n_nodes; i++)
-                if (p->nodes[i].zone != ZONE_UNSET)
-                        return true;
-        for (size_t i = 0; i < p->n_devices; i++)
-                if (p->devices[i].zone != ZONE_UNSET && p->devices[i].target_node >= 0)
-                        return true;
-        return false;
-}
-
-static bool policy_uses_device(const struct policy *p) {
-        for (size_t i = 0; i < p->n_exclusions; i++)
-                if (p->exclusions[i].kind == EXCLUDE_DEVICE)
-                        return true;
-        for (size_t i = 0; i < p->n_devices; i++)
-                if (p->devices[i].zone != ZONE_UNSET)
-                        return true;
-        return p->pmem_zone != ZONE_UNSET && p->pmem_zone != p->default_zone;
-}
-
-/*
- * Fail safe: a rule that hangs on a fact the block lacks cannot be
- * checked, so the block is not onlined now. NULL when nothing is missing.
- */
-static const char *undecidable(const struct policy *p, const struct mem_block *b) {
-        if (!node_known(b) && policy_uses_node(p))
-                return b->node >= 0 ? "undecided: node only guessed (no node link yet) and node rules apply"
-                                    : "undecided: node not known (no node link yet) and node rules apply";
-        if (b->attribution_unknown && policy_uses_device(p))
-                return "undecided: dax devices could not all be read and device rules apply";
-        return NULL;
-}
-
-/* Reasons naming a rule are formatted once per rule and owned by the plan. */
-static int rule_reason(struct plan *plan, size_t slot, const char *fmt_name, const char *name,
-                       unsigned line, const char **ret) {
-        char *s = plan->reasons[slot];
-
-        if (!s) {
-                int r = name ? asprintf(&s, "%s %s", fmt_name, name) : asprintf(&s, "%s %u", fmt_name, line);
-                if (r < 0)
-                        return -ENOMEM;
-                plan->reasons[slot] = s;
-        }
+        if (GROW(plan->reasons, plan->reasons_allocated, plan->n_reasons + 1) < 0)
+                return -ENOMEM;
+        s = strdup(text);
+        if (!s)
+                return -ENOMEM;
+        plan->reasons[plan->n_reasons++] = s;
         *ret = s;
         return 0;
 }
 
 /* The zone by rule precedence, before valid_zones and the ratio guard. */
-static int decide(struct plan *plan, const struct policy *p, const struct mem_block *b,
-                  uint64_t block_size, struct decision *ret) {
+static int decide(struct plan *plan, const struct policy *p, const struct mem_block *b, uint64_t block_size,
+                  struct decision *ret) {
+        struct memory_identity id = block_identity(b, block_size);
+        struct rule_decision rd;
+        const char *reason;
+        char buf[320];
         int r;
 
-        const char *missing;
-
-        if (excluded(p, b, block_size)) {
-                *ret = (struct decision) { .zone = ZONE_SKIP, .reason = "excluded", .origin = ORIGIN_RULE };
-                return 0;
-        }
-        missing = undecidable(p, b);
-        if (missing) {
-                *ret = (struct decision) { .zone = ZONE_SKIP, .reason = missing, .origin = ORIGIN_RULE,
-                                           .undecided = true };
-                return 0;
-        }
-
-        if (b->device) {
-                /* Only dax kmem memory has a device; we take its region to be pmem. The
-                 * size is a device property the block does not know, so it is 0 here. */
-                for (size_t i = 0; i < p->n_devices; i++) {
-                        const struct device_rule *d = &p->devices[i];
-                        const char *reason;
-
-                        if (d->zone == ZONE_UNSET ||
-                            !device_rule_matches(d, b->device, b->namespace_name, b->namespace_uuid,
-                                                 b->region, b->node, 0, true))
-                                continue;
-                        r = rule_reason(plan, i, "device rule", d->name ?: "(unnamed)", d->line, &reason);
-                        if (r < 0)
-                                return r;
-                        *ret = (struct decision) { .zone = d->zone, .reason = reason, .origin = ORIGIN_RULE };
-                        return 0;
-                }
-        }
-
-        for (size_t i = 0; i < p->n_ranges; i++) {
-                const struct range_rule *rr = &p->ranges[i];
-                const char *reason;
-
-                if (rr->zone == ZONE_UNSET || b->phys_start < rr->start || b->phys_start >= rr->end)
-                        continue;
-                r = rule_reason(plan, p->n_devices + i, "range rule line", NULL, rr->line, &reason);
+        r = rules_decide(p, &id, &rd);
+        if (r < 0)
+                return r;
+        reason = rules_reason(&rd, buf, sizeof(buf));
+        if (reason == buf) {
+                r = intern_reason(plan, buf, &reason);
                 if (r < 0)
                         return r;
-                *ret = (struct decision) { .zone = rr->zone, .reason = reason, .origin = ORIGIN_RULE };
-                return 0;
         }
-
-        if (b->node >= 0)
-                for (size_t i = 0; i < p->n_nodes; i++)
-                        if (p->nodes[i].node == b->node && p->nodes[i].zone != ZONE_UNSET) {
-                                *ret = (struct decision) { .zone = p->nodes[i].zone, .reason = "node rule",
-                                                           .origin = ORIGIN_RULE };
-                                return 0;
-                        }
-
-        if (b->device && p->pmem_zone != ZONE_UNSET) {
-                *ret = (struct decision) { .zone = p->pmem_zone, .reason = "pmem default",
-                                           .origin = ORIGIN_PMEM_DEFAULT };
-                return 0;
-        }
-
-        *ret = (struct decision) {
-                .zone = p->default_zone != ZONE_UNSET ? p->default_zone : ZONE_ONLINE,
-                .reason = "default",
-                .origin = ORIGIN_DEFAULT,
-        };
+        *ret = (struct decision) { .zone = rd.zone, .reason = reason, .origin = rd.origin };
         return 0;
 }
 
@@ -240,17 +106,23 @@ static void apply_valid_zones(const struct mem_block *b, struct decision *d) {
 
         if (b->valid_zones == 0 || (!movable_invalid && !kernel_invalid))
                 return;
-        if (d->origin == ORIGIN_RULE)
-                *d = (struct decision) { .zone = ZONE_SKIP,
-                                         .reason = movable_invalid ? "undecided: a rule asks online_movable, which the kernel "
-                                                           "does not offer for this block (valid_zones)"
-                                                         : "undecided: a rule asks online_kernel, which the kernel "
-                                                           "does not offer for this block (valid_zones)",
-                                         .origin = ORIGIN_RULE, .undecided = true };
+        if (rule_is_explicit(d->origin))
+                *d = (struct decision) {
+                        .zone = ZONE_SKIP,
+                        .reason = movable_invalid ? "undecided: a rule asks online_movable, which the kernel "
+                                                    "does not offer for this block (valid_zones)"
+                                                  : "undecided: a rule asks online_kernel, which the kernel "
+                                                    "does not offer for this block (valid_zones)",
+                        .origin = RULE_UNDECIDED,
+                };
         else
-                *d = (struct decision) { .zone = ZONE_ONLINE,
-                                         .reason = movable_invalid ? "movable not valid" : "kernel not valid",
-                                         .origin = d->origin, .ratio_guarded = d->ratio_guarded, .fell_back = true };
+                *d = (struct decision) {
+                        .zone = ZONE_ONLINE,
+                        .reason = movable_invalid ? "movable not valid" : "kernel not valid",
+                        .origin = d->origin,
+                        .ratio_guarded = d->ratio_guarded,
+                        .fell_back = true,
+                };
 }
 
 static void ratio_totals_done(struct ratio_totals *rt) {
@@ -335,9 +207,8 @@ static size_t node_slot(int node, size_t n_slots) {
         return node >= 0 ? (size_t) node : n_slots - 1;
 }
 
-static int build_group(const struct topology *t, const struct policy *p, int node,
-                       struct plan_item *items, size_t n_items, struct plan_group *g) {
-        _cleanup_free_ int *cpus = NULL;
+int plan_writer_cpus(const struct topology *t, const struct policy *p, int node, size_t n_blocks, unsigned max,
+                     int *ret_cpus, int *ret_writer) {
         unsigned want = 0, usable = 0;
         int writer = NODE_NONE, n = 0;
 
@@ -348,20 +219,35 @@ static int build_group(const struct topology *t, const struct policy *p, int nod
         if (usable > 0) {
                 want = policy_workers_for_node(p, node, usable);
                 /* More workers than blocks would only add idle pinned threads. */
-                if (want > n_items)
-                        want = (unsigned) n_items;
+                if (want > n_blocks)
+                        want = (unsigned) n_blocks;
+                want = MIN(want, max);
         }
-
-        cpus = calloc(MAX(want, 1u), sizeof(int));
-        if (!cpus)
-                return -ENOMEM;
         if (want > 0) {
-                n = topology_pick_cpus(t, writer, p->banned_cpus, want, cpus);
+                n = topology_pick_cpus(t, writer, p->banned_cpus, want, ret_cpus);
                 if (n < 0)
                         return n;
                 if ((unsigned) n > want)
                         return -EIO;
         }
+        *ret_writer = writer;
+        return n;
+}
+
+static int build_group(const struct topology *t, const struct policy *p, int node,
+                       struct plan_item *items, size_t n_items, struct plan_group *g) {
+        unsigned max = (unsigned) MIN(n_items, (size_t) UINT_MAX);
+        _cleanup_free_ int *cpus = NULL;
+        int writer, n;
+
+        /* Workers never outnumber the node's usable cores, nor the blocks. */
+        max = MIN(max, t->n_cpus > 0 ? t->n_cpus : 1U);
+        cpus = calloc(MAX(max, 1u), sizeof(int));
+        if (!cpus)
+                return -ENOMEM;
+        n = plan_writer_cpus(t, p, node, n_items, max, cpus, &writer);
+        if (n < 0)
+                return n;
         if (n == 0) {
                 cpus[0] = -1;           /* unpinned */
                 n = 1;
@@ -385,31 +271,13 @@ static int build_group(const struct topology *t, const struct policy *p, int nod
         return 0;
 }
 
-int plan_build(const struct block_set *blocks, const struct topology *t, const struct policy *p,
-               struct plan **ret) {
-        _cleanup_plan_ struct plan *plan = NULL;
+/* Phase 1: only offline blocks are planned, in id order; the rest are not ours to touch. */
+static int offline_in_order(const struct block_set *blocks, struct mem_block ***ret, size_t *ret_n,
+                            int *ret_max_node) {
         _cleanup_free_ struct mem_block **order = NULL;
-        _cleanup_free_ struct decision *dec = NULL;
-        _cleanup_free_ size_t *counts = NULL, *fill = NULL;
-        _cleanup_free_ struct plan_item **slot_items = NULL;
-        struct ratio_totals rt = {};
-        size_t n = 0, n_slots, n_skip = 0;
-        int max_node = -1, r;
+        size_t n = 0;
+        int max_node = -1;
 
-        if (!blocks || !t || !p || !ret)
-                return -EINVAL;
-
-        plan = calloc(1, sizeof(*plan));
-        if (!plan)
-                return -ENOMEM;
-        plan->n_reasons = p->n_devices + p->n_ranges;
-        if (plan->n_reasons > 0) {
-                plan->reasons = calloc(plan->n_reasons, sizeof(char *));
-                if (!plan->reasons)
-                        return -ENOMEM;
-        }
-
-        /* Only offline blocks are planned; the rest are not ours to touch. */
         order = calloc(MAX(blocks->n, (size_t) 1), sizeof(*order));
         if (!order)
                 return -ENOMEM;
@@ -419,8 +287,18 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                         max_node = MAX(max_node, blocks->blocks[i].node);
                 }
         sort_unless_sorted(order, n, sizeof(*order), cmp_block_ptr);
+        *ret = TAKE_PTR(order);
+        *ret_n = n;
+        *ret_max_node = max_node;
+        return 0;
+}
 
-        dec = calloc(MAX(n, (size_t) 1), sizeof(*dec));
+/* Phase 2: each block's zone by the rules, as valid_zones allows. */
+static int decide_all(struct plan *plan, const struct topology *t, const struct policy *p,
+                      struct mem_block *const *order, size_t n, struct decision **ret) {
+        _cleanup_free_ struct decision *dec = calloc(MAX(n, (size_t) 1), sizeof(*dec));
+        int r;
+
         if (!dec)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
@@ -429,34 +307,65 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                         return r;
                 apply_valid_zones(order[i], &dec[i]);
         }
+        *ret = TAKE_PTR(dec);
+        return 0;
+}
 
-        if (p->movable_ratio > 0) {
-                r = ratio_totals_init(t, max_node, &rt);
-                if (r < 0)
-                        return r;
-                /* Rule-made MOVABLE blocks go MOVABLE whatever the guard says, so they
-                 * take their share of the budget before any default block. */
-                for (size_t i = 0; i < n; i++)
-                        if (dec[i].zone == ZONE_MOVABLE && dec[i].origin != ORIGIN_DEFAULT)
-                                ratio_add_movable(&rt, order[i]->node, t->block_size);
-                for (size_t i = 0; i < n; i++) {
-                        if (dec[i].zone != ZONE_MOVABLE || dec[i].origin != ORIGIN_DEFAULT)
-                                continue;
-                        if (ratio_guard_allows(p, &rt, order[i]->node, t->block_size))
-                                ratio_add_movable(&rt, order[i]->node, t->block_size);
-                        else {
-                                dec[i] = (struct decision) { .zone = ZONE_KERNEL, .reason = "ratio guard",
-                                                             .origin = ORIGIN_DEFAULT, .ratio_guarded = true };
-                                apply_valid_zones(order[i], &dec[i]);
-                        }
+/* Phase 3: the MOVABLE:KERNEL ratio guard turns default movable blocks into kernel ones. */
+static int guard_ratio(const struct topology *t, const struct policy *p, struct mem_block *const *order,
+                       size_t n, int max_node, struct decision *dec) {
+        struct ratio_totals rt = {};
+        int r;
+
+        if (p->movable_ratio == 0)
+                return 0;
+        r = ratio_totals_init(t, max_node, &rt);
+        if (r < 0)
+                return r;
+        /* Rule-made MOVABLE blocks go MOVABLE whatever the guard says, so they
+         * take their share of the budget before any default block. */
+        for (size_t i = 0; i < n; i++)
+                if (dec[i].zone == ZONE_MOVABLE && dec[i].origin != RULE_DEFAULT)
+                        ratio_add_movable(&rt, order[i]->node, t->block_size);
+        for (size_t i = 0; i < n; i++) {
+                if (dec[i].zone != ZONE_MOVABLE || dec[i].origin != RULE_DEFAULT)
+                        continue;
+                if (ratio_guard_allows(p, &rt, order[i]->node, t->block_size))
+                        ratio_add_movable(&rt, order[i]->node, t->block_size);
+                else {
+                        dec[i] = (struct decision) { .zone = ZONE_KERNEL, .reason = "ratio guard",
+                                                     .origin = RULE_DEFAULT, .ratio_guarded = true };
+                        apply_valid_zones(order[i], &dec[i]);
                 }
-                ratio_totals_done(&rt);
         }
+        ratio_totals_done(&rt);
+        return 0;
+}
 
-        /* Count per group slot; NODE_NONE (and any negative node) is the last slot. */
-        n_slots = (size_t) (max_node + 1) + 1;
-        counts = calloc(n_slots, sizeof(size_t));
-        if (!counts)
+static struct plan_item plan_item_of(struct mem_block *b, const struct decision *d) {
+        return (struct plan_item) {
+                .block = b,
+                .zone = d->zone,
+                .reason = d->reason,
+                .worker = -1,
+                .by_rule = rule_is_explicit(d->origin),
+                .ratio_guarded = d->ratio_guarded,
+                .undecided = d->origin == RULE_UNDECIDED,
+        };
+}
+
+/*
+ * Phase 4: skipped items aside, the rest in per-node groups with their
+ * writer CPUs. Group slots: node ids 0..max_node, then NODE_NONE.
+ */
+static int group_items(struct plan *plan, const struct topology *t, const struct policy *p,
+                       struct mem_block *const *order, size_t n, int max_node, const struct decision *dec) {
+        size_t n_slots = (size_t) (max_node + 1) + 1, n_skip = 0;
+        _cleanup_free_ size_t *counts = calloc(n_slots, sizeof(size_t)), *fill = calloc(n_slots, sizeof(size_t));
+        _cleanup_free_ struct plan_item **slot_items = calloc(n_slots, sizeof(*slot_items));
+        int r = 0;
+
+        if (!counts || !fill || !slot_items)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 if (dec[i].zone == ZONE_SKIP)
@@ -464,7 +373,6 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                 else
                         counts[node_slot(order[i]->node, n_slots)]++;
         }
-
         if (n_skip > 0) {
                 plan->skipped = calloc(n_skip, sizeof(struct plan_item));
                 if (!plan->skipped)
@@ -477,12 +385,6 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                 if (!plan->groups)
                         return -ENOMEM;
         }
-
-        /* Stable bucketing keeps ascending ids inside each group. */
-        slot_items = calloc(n_slots, sizeof(*slot_items));
-        fill = calloc(n_slots, sizeof(size_t));
-        if (!slot_items || !fill)
-                return -ENOMEM;
         for (size_t s = 0; s < n_slots; s++)
                 if (counts[s] > 0) {
                         slot_items[s] = calloc(counts[s], sizeof(struct plan_item));
@@ -491,16 +393,10 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
                                 goto finish;
                         }
                 }
+
+        /* Stable bucketing keeps ascending ids inside each group. */
         for (size_t i = 0; i < n; i++) {
-                struct plan_item item = {
-                        .block = order[i],
-                        .zone = dec[i].zone,
-                        .reason = dec[i].reason,
-                        .worker = -1,
-                        .by_rule = dec[i].origin == ORIGIN_RULE,
-                        .ratio_guarded = dec[i].ratio_guarded,
-                        .undecided = dec[i].undecided,
-                };
+                struct plan_item item = plan_item_of(order[i], &dec[i]);
                 size_t s = node_slot(order[i]->node, n_slots);
 
                 plan->n_undecided += item.undecided;
@@ -513,25 +409,46 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
         }
 
         /* Groups in slot order: ascending node id, NODE_NONE last. */
-        r = 0;
         for (size_t s = 0, gi = 0; s < n_slots; s++) {
                 if (counts[s] == 0)
                         continue;
-                r = build_group(t, p, s == n_slots - 1 ? NODE_NONE : (int) s,
-                                slot_items[s], counts[s], &plan->groups[gi]);
+                r = build_group(t, p, s == n_slots - 1 ? NODE_NONE : (int) s, slot_items[s], counts[s],
+                                &plan->groups[gi]);
                 if (r < 0)
                         goto finish;
                 slot_items[s] = NULL;   /* owned by the group now */
                 gi++;
                 plan->n_items += counts[s];
         }
-
 finish:
         for (size_t s = 0; s < n_slots; s++)
                 free(slot_items[s]);
+        return r;
+}
+
+int plan_build(const struct block_set *blocks, const struct topology *t, const struct policy *p,
+               struct plan **ret) {
+        _cleanup_plan_ struct plan *plan = NULL;
+        _cleanup_free_ struct mem_block **order = NULL;
+        _cleanup_free_ struct decision *dec = NULL;
+        size_t n;
+        int max_node, r;
+
+        if (!blocks || !t || !p || !ret)
+                return -EINVAL;
+        plan = calloc(1, sizeof(*plan));
+        if (!plan)
+                return -ENOMEM;
+
+        r = offline_in_order(blocks, &order, &n, &max_node);
+        if (r >= 0)
+                r = decide_all(plan, t, p, order, n, &dec);
+        if (r >= 0)
+                r = guard_ratio(t, p, order, n, max_node, dec);
+        if (r >= 0)
+                r = group_items(plan, t, p, order, n, max_node, dec);
         if (r < 0)
                 return r;
-
         *ret = TAKE_PTR(plan);
         return 0;
 }

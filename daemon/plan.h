@@ -48,8 +48,17 @@ struct plan {
         size_t n_fell_back;             /* default zone not valid: the kernel's choice instead */
         size_t n_items;                 /* blocks to write */
         char **reasons;                 /* formatted reasons the items point to */
-        size_t n_reasons;               /* slots in reasons (some may be NULL) */
+        size_t n_reasons, reasons_allocated;
 };
+
+/*
+ * The CPUs that write node's memory, n_blocks of it: of the writer node
+ * (topology_writer_node()), policy workers' worth of its usable cores,
+ * one per physical core, never more than n_blocks or max. Returns how
+ * many were written to ret_cpus (0: write unpinned) and the writer node.
+ */
+int plan_writer_cpus(const struct topology *t, const struct policy *p, int node, size_t n_blocks, unsigned max,
+                     int *ret_cpus, int *ret_writer);
 
 int plan_build(const struct block_set *blocks, const struct topology *t, const struct policy *p,
                struct plan **ret);
@@ -63,14 +72,3 @@ void plan_freep(struct plan **plan);
  * block is dax kmem memory. Returns 0 or -errno from the stream.
  */
 int plan_print(const struct plan *plan, FILE *out);
-
-/*
- * The first [device] rule, in file order, that matches a dax device.
- * NULL arguments and region/node -1 mean "unknown"; a rule that names a
- * criterion does not match an unknown value. size 0 = unknown: min_size
- * then does not exclude. Used by the planner (block path) and by the
- * devdax conversion decision.
- */
-const struct device_rule *plan_match_device(const struct policy *p, const char *device,
-                                            const char *namespace_name, const char *namespace_uuid,
-                                            int region, int node, uint64_t size, bool on_pmem_region);

@@ -10,6 +10,7 @@
 #include "plan.h"
 #include "pmem.h"
 #include "report.h"
+#include "rules.h"
 #include "sysfs.h"
 #include "topology.h"
 #include "util.h"
@@ -928,69 +929,70 @@ static void reasonf(struct pmem_decision *d, const char *fmt, ...) {
 }
 
 /* Is every range of the device inside [start, end)? */
-static bool ranges_within(const struct pmem_device *dev, uint64_t start, uint64_t end) {
-        if (dev->n_ranges == 0)
-                return false;
-        for (size_t i = 0; i < dev->n_ranges; i++)
-                if (dev->ranges[i].start < start || dev->ranges[i].end > end)
-                        return false;
-        return true;
-}
+/* What the rules may know about a dax device before it is converted: all of it, as one. */
+static struct memory_identity device_identity(const struct pmem_device *dev) {
+        struct memory_identity id = {
+                .whole_device = true,
+                .block_id = UINT64_MAX,
+                .node = dev->target_node,
+                .dax_device = dev->name,
+                .namespace_name = dev->namespace_name,
+                .namespace_uuid = dev->namespace_uuid,
+                .region = dev->region,
+                .dax_size = dev->size,
+                .on_pmem_region = dev->on_pmem_region,
+                .memdev = dev->name,
+        };
 
-/*
- * The device itself excluded (same test as the planner's for blocks: the
- * dax device name), or all of its memory excluded by node or range: then
- * converting would only take the devdax device from its users and leave
- * memory nobody onlines.
- */
-static bool device_excluded(const struct policy *p, const struct pmem_device *dev, char *why, size_t why_size) {
-        for (size_t i = 0; i < p->n_exclusions; i++) {
-                const struct exclusion *e = &p->exclusions[i];
-
-                if (e->kind == EXCLUDE_DEVICE && e->device && streq(e->device, dev->name))
-                        snprintf(why, why_size, "excluded (line %u)", e->line);
-                else if (e->kind == EXCLUDE_NODE && dev->target_node >= 0 && e->node == dev->target_node)
-                        snprintf(why, why_size, "excluded: node %d (line %u)", e->node, e->line);
-                else if (e->kind == EXCLUDE_RANGE && ranges_within(dev, e->start, e->end))
-                        snprintf(why, why_size, "excluded: range (line %u)", e->line);
-                else
-                        continue;
-                return true;
+        /* The span of its ranges; a device without ranges is excluded by no range. */
+        for (size_t i = 0; i < dev->n_ranges; i++) {
+                if (i == 0 || dev->ranges[i].start < id.start)
+                        id.start = dev->ranges[i].start;
+                if (dev->ranges[i].end > id.end)
+                        id.end = dev->ranges[i].end;
         }
-        return false;
+        /* Ranges with a gap are not one span: a range exclusion must hold each of them. */
+        for (size_t i = 1; i < dev->n_ranges; i++)
+                if (dev->ranges[i].start != dev->ranges[i - 1].end)
+                        id.start = id.end = 0;
+        return id;
 }
 
-/* The zone its blocks get by device rule, node rule, pmem_zone, default; the planner decides per block. */
-static enum zone device_zone(const struct policy *p, const struct device_rule *rule, int node) {
-        if (rule && rule->zone != ZONE_UNSET)
-                return rule->zone;
-        if (node >= 0)
-                for (size_t i = 0; i < p->n_nodes; i++)
-                        if (p->nodes[i].node == node && p->nodes[i].zone != ZONE_UNSET)
-                                return p->nodes[i].zone;
-        if (p->pmem_zone != ZONE_UNSET)
-                return p->pmem_zone;
-        return p->default_zone != ZONE_UNSET ? p->default_zone : ZONE_ONLINE;
+/* Why the rules exclude the device, for the decision's reason. */
+static void exclusion_reason(const struct rule_decision *rd, char *why, size_t why_size) {
+        const struct exclusion *e = rd->exclusion;
+
+        if (e && e->kind == EXCLUDE_NODE)
+                snprintf(why, why_size, "excluded: node %d (line %u)", e->node, e->line);
+        else if (e && e->kind == EXCLUDE_RANGE)
+                snprintf(why, why_size, "excluded: range (line %u)", e->line);
+        else
+                snprintf(why, why_size, "excluded (line %u)", rd->line);
 }
 
 int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, const struct daxctl_conf *conf,
                      struct pmem_decision *ret) {
         struct pmem_decision d = { .action = PMEM_ACTION_SKIP };
         const struct daxctl_claim *claim;
+        struct memory_identity id;
+        struct rule_decision rd;
         const char *rule_name;
         char why[160];
         size_t n_claims = 0;
+        int r;
 
         if (!dev || !p || !ret)
                 return -EINVAL;
 
-        d.rule = plan_match_device(p, dev->name, dev->namespace_name, dev->namespace_uuid, dev->region,
-                                   dev->target_node, dev->size, dev->on_pmem_region);
-        d.zone = device_zone(p, d.rule, dev->target_node);
+        id = device_identity(dev);
+        d.rule = rules_match_device(p, &id);
         rule_name = d.rule ? (d.rule->name ?: "(unnamed)") : NULL;
-
-        if (device_excluded(p, dev, d.reason, sizeof(d.reason))) {
-                d.zone = ZONE_SKIP;
+        r = rules_decide(p, &id, &rd);
+        if (r < 0)
+                return r;
+        d.zone = rd.zone;
+        if (rd.origin == RULE_EXCLUDE) {
+                exclusion_reason(&rd, d.reason, sizeof(d.reason));
                 goto done;
         }
         if (dev->mode != PMEM_MODE_DEVDAX) {

@@ -6,6 +6,7 @@
 #include "coexist.h"
 #include "cpuset.h"
 #include "journal-report.h"
+#include "plan.h"
 #include "policy.h"
 #include "status.h"
 #include "sysfs.h"
@@ -105,7 +106,6 @@ static int collect_nodes(struct status *s, const struct topology *t, const struc
         for (size_t i = 0; i < t->n_nodes; i++) {
                 const struct topo_node *tn = &t->nodes[i];
                 struct node_status *ns = node_get(s, tn->id);
-                unsigned workers;
 
                 if (!ns)
                         return -ENOMEM;
@@ -117,13 +117,8 @@ static int collect_nodes(struct status *s, const struct topology *t, const struc
                         r = (ns->cpus = strdup("")) ? 0 : -ENOMEM;
                 if (r < 0)
                         return r;
-                ns->writer_node = topology_writer_node(t, tn->id, p->banned_cpus);
-                if (ns->writer_node == NODE_NONE)
-                        continue;
-                workers = policy_workers_for_node(p, tn->id, topology_usable_cores(t, ns->writer_node, p->banned_cpus));
-                if (workers > MAX_WRITE_CPUS)
-                        workers = MAX_WRITE_CPUS;
-                r = topology_pick_cpus(t, ns->writer_node, p->banned_cpus, workers, ns->write_cpus);
+                /* As the planner would choose them for a large batch. */
+                r = plan_writer_cpus(t, p, tn->id, SIZE_MAX, MAX_WRITE_CPUS, ns->write_cpus, &ns->writer_node);
                 ns->n_write_cpus = r < 0 ? 0 : r;
         }
 

@@ -7,6 +7,7 @@
 #include "cpuset.h"
 #include "fake-tree.h"
 #include "plan.h"
+#include "rules.h"
 #include "util.h"
 
 #define MiB (UINT64_C(1) << 20)
@@ -389,11 +390,23 @@ static void test_range_rule_block_start(void **state) {
         block_set_clear(&s);
 }
 
+/* rules_match_device() for a dax device with these attributes. */
+static const struct device_rule *match(const struct policy *p, const char *device, const char *ns_name,
+                                       const char *ns_uuid, int region, int node, uint64_t size, bool on_pmem) {
+        struct memory_identity id = {
+                .dax_device = device, .namespace_name = ns_name, .namespace_uuid = ns_uuid, .region = region,
+                .node = node, .dax_size = size, .on_pmem_region = on_pmem, .block_id = UINT64_MAX,
+                .whole_device = true,
+        };
+
+        return rules_match_device(p, &id);
+}
+
 static void test_match_device(void **state) {
         _cleanup_policy_ struct policy *p = policy_plain();
         struct device_rule *any, *d;
 
-        assert_null(plan_match_device(p, "dax0.0", NULL, NULL, 0, 0, 0, true));
+        assert_null(match(p, "dax0.0", NULL, NULL, 0, 0, 0, true));
 
         d = add_device_rule(p, "by-name", ZONE_KERNEL, 1);
         d->device = strdup("dax0.0");
@@ -410,7 +423,7 @@ static void test_match_device(void **state) {
         d->pmem_only = true;
         any = add_device_rule(p, "any", ZONE_MOVABLE, 7);
 
-#define M(...) plan_match_device(p, __VA_ARGS__)->name
+#define M(...) match(p, __VA_ARGS__)->name
         assert_string_equal(M("dax0.0", NULL, NULL, -1, -1, 0, false), "by-name");
         /* First matching rule in file order wins even when later ones match too. */
         assert_string_equal(M("dax0.0", "namespace1.0", NULL, 5, 3, 32 * GiB, true), "by-name");
@@ -427,7 +440,7 @@ static void test_match_device(void **state) {
         assert_string_equal(M("dax7.0", NULL, NULL, 7, 1, 32 * GiB, false), "any");
         /* A rule naming a criterion never matches an unknown value. */
         assert_string_equal(M(NULL, NULL, NULL, -1, -1, 0, true), "big");
-        assert_ptr_equal(plan_match_device(p, NULL, NULL, NULL, -1, -1, 1, false), any);
+        assert_ptr_equal(match(p, NULL, NULL, NULL, -1, -1, 1, false), any);
 #undef M
 }
 

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "rules.h"
+#include "util.h"
+
+static const char *const origin_names[_RULE_ORIGIN_MAX] = {
+        [RULE_EXCLUDE] = "exclude",
+        [RULE_DEVICE] = "device",
+        [RULE_RANGE] = "range",
+        [RULE_NODE] = "node",
+        [RULE_PMEM_DEFAULT] = "pmem-default",
+        [RULE_DEFAULT] = "default",
+        [RULE_UNDECIDED] = "undecided",
+};
+
+const char *rule_origin_to_string(enum rule_origin o) {
+        return o >= 0 && o < _RULE_ORIGIN_MAX ? origin_names[o] : "unknown";
+}
+
+static bool overlaps(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
+        return a_start < b_end && b_start < a_end;
+}
+
+/* A node a rule may rely on: from a link or a device, not guessed from spans. */
+static bool node_known(const struct memory_identity *id) {
+        return id->node >= 0 && !id->node_guessed;
+}
+
+static bool exclusion_matches(const struct exclusion *e, const struct memory_identity *id) {
+        switch (e->kind) {
+        case EXCLUDE_NODE:
+                return node_known(id) && id->node == e->node;
+        case EXCLUDE_BLOCK:
+                return !id->whole_device && id->block_id == e->start;
+        case EXCLUDE_RANGE:
+                /* A block: one byte of it excluded is enough. A device: only when all of it is. */
+                if (id->whole_device)
+                        return id->start >= e->start && id->end <= e->end && id->start < id->end;
+                return overlaps(id->start, id->end, e->start, e->end);
+        case EXCLUDE_DEVICE:
+                return e->device && ((id->dax_device && streq(e->device, id->dax_device)) ||
+                                     (id->memdev && streq(e->device, id->memdev)));
+        }
+        return false;
+}
+
+static bool device_rule_matches(const struct device_rule *r, const struct memory_identity *id) {
+        if (r->device && !(id->dax_device && streq(r->device, id->dax_device)))
+                return false;
+        if (r->namespace_name &&
+            !(id->namespace_name && streq(r->namespace_name, id->namespace_name)) &&
+            !(id->namespace_uuid && streq(r->namespace_name, id->namespace_uuid)))
+                return false;
+        if (r->region >= 0 && r->region != id->region)
+                return false;
+        if (r->target_node >= 0 && !(node_known(id) && r->target_node == id->node))
+                return false;
+        if (r->min_size > 0 && id->dax_size > 0 && id->dax_size < r->min_size)
+                return false;
+        if (r->pmem_only && !id->on_pmem_region)
+                return false;
+        return true;
+}
+
+const struct device_rule *rules_match_device(const struct policy *p, const struct memory_identity *id) {
+        for (size_t i = 0; p && id && i < p->n_devices; i++)
+                if (device_rule_matches(&p->devices[i], id))
+                        return &p->devices[i];
+        return NULL;
+}
+
+static bool policy_uses_node(const struct policy *p) {
+        for (size_t i = 0; i < p->n_exclusions; i++)
+                if (p->exclusions[i].kind == EXCLUDE_NODE)
+                        return true;
+        for (size_t i = 0; i < p->n_nodes; i++)
+                if (p->nodes[i].zone != ZONE_UNSET)
+                        return true;
+        for (size_t i = 0; i < p->n_devices; i++)
+                if (p->devices[i].zone != ZONE_UNSET && p->devices[i].target_node >= 0)
+                        return true;
+        return false;
+}
+
+static bool policy_uses_device(const struct policy *p) {
+        for (size_t i = 0; i < p->n_exclusions; i++)
+                if (p->exclusions[i].kind == EXCLUDE_DEVICE)
+                        return true;
+        for (size_t i = 0; i < p->n_devices; i++)
+                if (p->devices[i].zone != ZONE_UNSET)
+                        return true;
+        return p->pmem_zone != ZONE_UNSET && p->pmem_zone != p->default_zone;
+}
+
+/* Fail safe: why a rule cannot be checked for this memory, or NULL. */
+static const char *undecidable(const struct policy *p, const struct memory_identity *id) {
+        if (!node_known(id) && policy_uses_node(p))
+                return id->node >= 0 ? "undecided: node only guessed (no node link yet) and node rules apply"
+                                     : "undecided: node not known (no node link yet) and node rules apply";
+        if (id->dax_unknown && !id->dax_device && policy_uses_device(p))
+                return "undecided: dax devices could not all be read and device rules apply";
+        return NULL;
+}
+
+int rules_decide(const struct policy *p, const struct memory_identity *id, struct rule_decision *ret) {
+        const char *missing;
+
+        if (!p || !id || !ret)
+                return -EINVAL;
+
+        for (size_t i = 0; i < p->n_exclusions; i++)
+                if (exclusion_matches(&p->exclusions[i], id)) {
+                        *ret = (struct rule_decision) { .zone = ZONE_SKIP, .origin = RULE_EXCLUDE,
+                                                        .line = p->exclusions[i].line,
+                                                        .exclusion = &p->exclusions[i] };
+                        return 0;
+                }
+        missing = undecidable(p, id);
+        if (missing) {
+                *ret = (struct rule_decision) { .zone = ZONE_SKIP, .origin = RULE_UNDECIDED, .undecided = missing };
+                return 0;
+        }
+
+        /* [device] rules are about dax kmem memory. */
+        for (size_t i = 0; id->dax_device && i < p->n_devices; i++) {
+                const struct device_rule *d = &p->devices[i];
+
+                if (d->zone != ZONE_UNSET && device_rule_matches(d, id)) {
+                        *ret = (struct rule_decision) { .zone = d->zone, .origin = RULE_DEVICE, .line = d->line,
+                                                        .name = d->name ?: "(unnamed)" };
+                        return 0;
+                }
+        }
+        for (size_t i = 0; i < p->n_ranges; i++) {
+                const struct range_rule *rr = &p->ranges[i];
+
+                if (rr->zone != ZONE_UNSET && id->start >= rr->start && id->start < rr->end) {
+                        *ret = (struct rule_decision) { .zone = rr->zone, .origin = RULE_RANGE, .line = rr->line };
+                        return 0;
+                }
+        }
+        if (node_known(id))
+                for (size_t i = 0; i < p->n_nodes; i++)
+                        if (p->nodes[i].node == id->node && p->nodes[i].zone != ZONE_UNSET) {
+                                *ret = (struct rule_decision) { .zone = p->nodes[i].zone, .origin = RULE_NODE,
+                                                                .line = p->nodes[i].line };
+                                return 0;
+                        }
+        if (id->dax_device && p->pmem_zone != ZONE_UNSET) {
+                *ret = (struct rule_decision) { .zone = p->pmem_zone, .origin = RULE_PMEM_DEFAULT };
+                return 0;
+        }
+        *ret = (struct rule_decision) {
+                .zone = p->default_zone != ZONE_UNSET ? p->default_zone : ZONE_ONLINE,
+                .origin = RULE_DEFAULT,
+        };
+        return 0;
+}
+
+const char *rules_reason(const struct rule_decision *d, char *buf, size_t size) {
+        switch (d->origin) {
+        case RULE_EXCLUDE:
+                return "excluded";
+        case RULE_DEVICE:
+                snprintf(buf, size, "device rule %s", d->name ?: "(unnamed)");
+                return buf;
+        case RULE_RANGE:
+                snprintf(buf, size, "range rule line %u", d->line);
+                return buf;
+        case RULE_NODE:
+                return "node rule";
+        case RULE_PMEM_DEFAULT:
+                return "pmem default";
+        case RULE_UNDECIDED:
+                return d->undecided ?: "undecided";
+        case RULE_DEFAULT:
+        default:
+                return "default";
+        }
+}

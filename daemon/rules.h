@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "policy.h"
+
+/*
+ * The policy's rules, evaluated in one place: from what is known about
+ * some memory (a block, or a dax device before conversion) to the zone
+ * the rules give it and which rule decided, as data. The planner, the
+ * devdax conversion decision and `memonlined status` all ask here.
+ *
+ * Precedence, first match wins: [exclude]; the first [device] rule with a
+ * zone that matches the dax device; the first [range] holding the start;
+ * the node's [node] rule; [pmem] zone for dax kmem memory; [zones]
+ * default. A rule that needs a fact the memory lacks (its node, its dax
+ * device) makes the memory undecided: fail safe, it stays offline.
+ */
+
+struct memory_identity {
+        uint64_t start, end;            /* physical, end exclusive */
+        bool whole_device;              /* a device before conversion: ranges must hold it whole to exclude it */
+        uint64_t block_id;              /* memoryN, for [exclude] block; UINT64_MAX for a device */
+        int node;                       /* NODE_NONE (-1) when unknown */
+        bool node_guessed;              /* from the span of a node's blocks, not a link */
+        /* dax attribution; NULL / -1 / 0 when none */
+        const char *dax_device;
+        const char *namespace_name, *namespace_uuid;
+        int region;
+        uint64_t dax_size;
+        bool on_pmem_region;
+        bool dax_unknown;               /* the dax devices could not all be read */
+        const char *memdev;             /* hotplug device name ("PNP0C80:01", "virtio3"), NULL: boot */
+};
+
+enum rule_origin {
+        RULE_EXCLUDE,                   /* an [exclude] line */
+        RULE_DEVICE,                    /* a [device] section */
+        RULE_RANGE,                     /* a [range] section */
+        RULE_NODE,                      /* a [node] section */
+        RULE_PMEM_DEFAULT,              /* [pmem] zone: dax kmem memory no rule named */
+        RULE_DEFAULT,                   /* [zones] default: the ratio guard may change it */
+        RULE_UNDECIDED,                 /* a rule needs a fact the memory lacks */
+        _RULE_ORIGIN_MAX,
+};
+
+struct rule_decision {
+        enum zone zone;                 /* ZONE_SKIP for RULE_EXCLUDE and RULE_UNDECIDED; never UNSET */
+        enum rule_origin origin;
+        unsigned line;                  /* the deciding rule's line, 0 for defaults */
+        const char *name;               /* [device NAME], else NULL */
+        const struct exclusion *exclusion;      /* for RULE_EXCLUDE, borrowed from the policy */
+        const char *undecided;          /* why, for RULE_UNDECIDED */
+};
+
+/* An admin's rule (not a default), whose zone is never changed quietly. */
+static inline bool rule_is_explicit(enum rule_origin o) {
+        return o == RULE_EXCLUDE || o == RULE_DEVICE || o == RULE_RANGE || o == RULE_NODE;
+}
+
+const char *rule_origin_to_string(enum rule_origin o);    /* "exclude", "device", ... */
+
+/* Decide: 0 and *ret, or -EINVAL for missing arguments. */
+int rules_decide(const struct policy *p, const struct memory_identity *id, struct rule_decision *ret);
+
+/*
+ * The first [device] rule, in file order, that matches the dax
+ * attribution (with or without a zone). A rule that names a criterion
+ * does not match an unknown value; size 0 = unknown: min_size then does
+ * not exclude. NULL when none.
+ */
+const struct device_rule *rules_match_device(const struct policy *p, const struct memory_identity *id);
+
+/*
+ * The planner's reason for the decision: "excluded", "device rule NAME",
+ * "range rule line N", "node rule", "pmem default", "default", or the
+ * undecided text. Static or borrowed from the policy when it can be;
+ * otherwise written to buf (size >= 64), which is returned.
+ */
+const char *rules_reason(const struct rule_decision *d, char *buf, size_t size);

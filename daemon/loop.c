@@ -3,6 +3,8 @@
  * The daemon's event loop: udev events into the batcher, jobs on one
  * runner thread, reload, stop, retries and the watchdog.
  */
+#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -31,6 +33,7 @@ struct loop {
         char *sysfs_root;
         struct reporter *reporter;
         uint64_t stop_timeout_usec;
+        int runtime_dir_fd;             /* -1: no progress file */
 
         struct runner runner_ctx;       /* what the runner thread needs */
         struct policy *policy;          /* jobs hold their own references */
@@ -72,6 +75,8 @@ struct loop {
         uint64_t total_blocks, total_bytes, total_failed, batches;
 };
 
+static void remove_progress_file(struct loop *c);
+
 bool loop_reap_runner(struct loop *c) {
         if (c->runner_busy && pthread_tryjoin_np(c->runner, NULL) == 0) {
                 c->runner_busy = false;
@@ -108,6 +113,10 @@ void loop_free(struct loop *c) {
         monitor_free(c->monitor);
         if (c->done_fd >= 0)
                 close(c->done_fd);
+        if (c->runtime_dir_fd >= 0) {
+                remove_progress_file(c);
+                close(c->runtime_dir_fd);
+        }
         policy_unref(c->policy);
         free(c->config_path);
         free(c->sysfs_root);
@@ -245,6 +254,7 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         c->runner_busy = false;
         j = TAKE_PTR(c->job);
         (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
+        remove_progress_file(c);
 
         c->total_blocks += j->onlined;
         c->total_bytes += j->bytes;
@@ -262,7 +272,40 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-/* STATUS= while a job runs, at most twice a second; the timer is off while idle. */
+/*
+ * The running batch for `memonlined status`, replaced whole (rename) so
+ * a reader never sees half of it. Best effort: status only shows less.
+ */
+static void write_progress_file(struct loop *c, const struct job_progress_view *v, const char *status) {
+        char buf[512];
+        int fd, n;
+
+        if (c->runtime_dir_fd < 0)
+                return;
+        n = snprintf(buf, sizeof(buf),
+                     "STATUS=%s\nTRIGGER=%s\nNODE=%d\nBLOCKS_DONE=%" PRIu64 "\nBLOCKS_TOTAL=%" PRIu64
+                     "\nBLOCK_SIZE=%" PRIu64 "\nELAPSED_USEC=%" PRIu64 "\n",
+                     status, c->job && c->job->trigger ? c->job->trigger : "unknown", v->node, v->blocks_done,
+                     v->blocks_total, v->block_size, v->elapsed_usec);
+        if (n < 0 || (size_t) n >= sizeof(buf))
+                return;
+        fd = openat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                    0644);
+        if (fd < 0)
+                return;
+        if (write(fd, buf, (size_t) n) == n)
+                (void) renameat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", c->runtime_dir_fd, LOOP_PROGRESS_FILE);
+        else
+                (void) unlinkat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", 0);
+        close(fd);
+}
+
+static void remove_progress_file(struct loop *c) {
+        if (c->runtime_dir_fd >= 0)
+                (void) unlinkat(c->runtime_dir_fd, LOOP_PROGRESS_FILE, 0);
+}
+
+/* STATUS= and the progress file while a job runs, at most twice a second; the timer is off while idle. */
 static int on_progress(sd_event_source *s, uint64_t usec, void *userdata) {
         struct loop *c = userdata;
         struct job_progress_view v;
@@ -271,8 +314,10 @@ static int on_progress(sd_event_source *s, uint64_t usec, void *userdata) {
         if (!c->runner_busy)
                 return sd_event_source_set_enabled(s, SD_EVENT_OFF);
         job_progress_read(&c->progress, now_usec(), &v);
-        if (job_progress_format(&v, status, sizeof(status)) > 0)
+        if (job_progress_format(&v, status, sizeof(status)) > 0) {
                 sd_notifyf(false, "STATUS=%s", status);
+                write_progress_file(c, &v, status);
+        }
         (void) sd_event_source_set_time_relative(s, PROGRESS_INTERVAL_USEC);
         return 0;
 }
@@ -626,6 +671,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
         if (!c)
                 return -ENOMEM;
         c->done_fd = -1;
+        c->runtime_dir_fd = -1;
         c->reporter = cfg->reporter;
         c->config_explicit = cfg->config_explicit;
         c->config_path = strdup(cfg->config_path);
@@ -634,6 +680,14 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 return -ENOMEM;
         if (cfg->feed)
                 c->feed = *cfg->feed;
+        if (cfg->runtime_dir) {
+                c->runtime_dir_fd = open(cfg->runtime_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (c->runtime_dir_fd < 0)
+                        report_log(c->reporter, LOG_WARNING, NULL, "%s: %s; status will not show running batches",
+                                   cfg->runtime_dir, strerror(errno));
+                else
+                        remove_progress_file(c);        /* a crashed run's */
+        }
         c->runner_ctx = (struct runner) {
                 .sysfs_root = c->sysfs_root,
                 .reporter = c->reporter,

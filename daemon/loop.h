@@ -32,7 +32,11 @@ struct loop_config {
         const struct event_feed *feed;          /* NULL: open the monitor the policy names */
         const struct online_ops *ops;           /* NULL: write sysfs; tests stand in for the kernel */
         uint64_t stop_timeout_usec;             /* how long a stop waits for the runner; 0: the default */
+        const char *runtime_dir;                /* where the running batch's progress file goes; NULL: none */
 };
+
+/* In runtime_dir while a batch runs: KEY=value lines for `memonlined status`. */
+#define LOOP_PROGRESS_FILE "progress"
 
 struct loop;
 

@@ -75,6 +75,8 @@ static int run_daemon(struct context *c) {
                 .config_explicit = c->config_explicit,
                 .sysfs_root = c->sysfs_root,
                 .reporter = &c->reporter,
+                /* systemd's RuntimeDirectory=, /run/memonlined */
+                .runtime_dir = getenv("RUNTIME_DIRECTORY"),
         };
         _cleanup_loop_ struct loop *l = NULL;
         int r;

@@ -173,6 +173,7 @@ static void write_conf(struct fixture *f, const char *text) {
 }
 
 static void new_loop(struct fixture *f, uint64_t stop_timeout_usec) {
+        _cleanup_free_ char *run = NULL;
         struct loop_config cfg = {
                 .config_path = f->conf,
                 .config_explicit = true,
@@ -183,6 +184,10 @@ static void new_loop(struct fixture *f, uint64_t stop_timeout_usec) {
                 .stop_timeout_usec = stop_timeout_usec,
         };
 
+        /* The runtime directory (systemd's RuntimeDirectory=) for the progress file. */
+        fake_mkdir(f->root, "run");
+        assert_true(asprintf(&run, "%s/run", f->root) > 0);
+        cfg.runtime_dir = run;
         assert_int_equal(loop_new(&cfg, &f->loop), 0);
 }
 
@@ -433,9 +438,11 @@ static void watchdog_feed(struct fixture *f) {
 }
 
 static bool was_stuck;
+static char *progress_while_stuck;
 
 static void watchdog_stuck(struct fixture *f) {
         was_stuck = kernel_stuck(&f->kernel);
+        progress_while_stuck = fake_read(f->root, "run/" LOOP_PROGRESS_FILE);
         pings_stuck = drain_pings(f);
         watchdog_feed(f);
 }
@@ -460,6 +467,11 @@ static void test_watchdog_starves_when_stuck(void **state) {
         assert_true(err_has(f, "memory32 was its last block"));
         assert_true(pings_adds > 0);
         assert_true(pings_after > 0);
+        /* While the batch ran, the progress file told how far it was; it is gone after. */
+        assert_non_null(progress_while_stuck);
+        assert_string_equal(progress_while_stuck, "STATUS=onlining node 1: 0/4 blocks, 0.0/0.5 GiB, 0.00 GiB/s");
+        free(progress_while_stuck);
+        assert_null(fake_read(f->root, "run/" LOOP_PROGRESS_FILE));
         for (uint64_t id = 32; id < 36; id++)
                 assert_true(has_state(f, id, "online_movable"));
 }

@@ -5,7 +5,7 @@ PKGS="build-essential autoconf automake pkg-config git
       libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libinih-dev libnuma-dev libcmocka-dev
       valgrind jq python3 systemd-journal-remote
       qemu-system-x86 qemu-utils linux-image-amd64 mmdebstrap e2fsprogs ndctl daxctl
-      gnuplot-nox clang libclang-rt-14-dev"
+      gnuplot-nox clang libclang-rt-14-dev zsh"
 missing=""
 for p in $PKGS; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

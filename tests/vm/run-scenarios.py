@@ -289,6 +289,23 @@ class Suite(FaultScenarios):
 
     def s_dimm_cpu_node(self):
         self.hotadd_and_check(1, 1 * GiB, "Movable")
+        self.assert_sandbox_kept_function()
+
+    def assert_sandbox_kept_function(self):
+        """The unit's sandbox (no capabilities, @resources denied but for
+        affinity) still lets the daemon lock its memory, run at its nice
+        level and pin its writers."""
+        st = self.sh("cat /proc/$(systemctl show -p MainPID --value memonlined)/status").out
+        fields = dict(l.split(":", 1) for l in st.splitlines() if ":" in l)
+        locked_kb = int(fields.get("VmLck", "0 kB").split()[0])
+        check(locked_kb > 0, "the daemon's memory is not locked (VmLck %s kB)" % locked_kb)
+        check(int(fields.get("CapBnd", "1"), 16) == 0,
+              "the bounding set is not empty: CapBnd %s" % fields.get("CapBnd"))
+        check(fields.get("Seccomp", "").strip() == "2", "no seccomp filter: %s" % fields.get("Seccomp"))
+        nice = self.sh("ps -o ni= -p $(systemctl show -p MainPID --value memonlined)").out.strip()
+        check(nice == "-5", "Nice=-5 not applied without CAP_SYS_NICE: nice %s" % nice)
+        r = self.sh("journalctl -q -b -u memonlined -o cat --grep 'cannot pin a worker'", check=False)
+        check(not r.out.strip(), "a writer could not be pinned: %s" % r.out.strip()[:300])
 
     def udev_tags(self, block):
         """Every tag udev ever set on the block (TAGS is sticky, CURRENT_TAGS is not)."""

@@ -24,7 +24,3 @@ int journal_report_main(int argc, char **argv, FILE *out);
  * "yesterday". Local time. now is CLOCK_REALTIME in µs.
  */
 int journal_report_parse_time(const char *s, uint64_t now, uint64_t *ret);
-
-/* Shared with status.c: a JSON string literal with escapes, and locale-free fixed-point numbers. */
-void json_write_string(FILE *f, const char *s);
-const char *format_fixed(char *buf, size_t size, double v, unsigned decimals);

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
+#include "journal-report-join.h"
+#include "report.h"
+#include "util.h"
+
+static const char *const field_names[_JR_FIELD_MAX] = {
+        [JR_BOOT_ID] = "_BOOT_ID",
+        [JR_HOSTNAME] = "_HOSTNAME",
+        [JR_PID] = "_PID",
+        [JR_MESSAGE_ID] = "MESSAGE_ID",
+        [JR_MESSAGE] = "MESSAGE",
+        [JR_BATCH] = "MEMONLINE_BATCH",
+        [JR_TRIGGER] = "MEMONLINE_TRIGGER",
+        [JR_BLOCKS] = "MEMONLINE_BLOCKS",
+        [JR_BYTES] = "MEMONLINE_BYTES",
+        [JR_FAILED] = "MEMONLINE_FAILED",
+        [JR_SKIPPED] = "MEMONLINE_SKIPPED",
+        [JR_NODES] = "MEMONLINE_NODES",
+        [JR_DURATION] = "MEMONLINE_DURATION_USEC",
+        [JR_GIBPS] = "MEMONLINE_GIBPS",
+        [JR_P50] = "MEMONLINE_P50_USEC",
+        [JR_P99] = "MEMONLINE_P99_USEC",
+        [JR_MAX] = "MEMONLINE_MAX_USEC",
+        [JR_LATENCY] = "MEMONLINE_LATENCY_USEC",
+        [JR_CPU_USEC] = "MEMONLINE_CPU_USEC",
+        [JR_DEVICE] = "MEMONLINE_DEVICE",
+        [JR_NAMESPACE] = "MEMONLINE_NAMESPACE",
+        [JR_REGION] = "MEMONLINE_REGION",
+        [JR_NODE] = "MEMONLINE_NODE",
+        [JR_WRITER_NODE] = "MEMONLINE_WRITER_NODE",
+        [JR_ZONE] = "MEMONLINE_ZONE",
+        [JR_CPUS] = "MEMONLINE_CPUS",
+        [JR_BLOCK] = "MEMONLINE_BLOCK",
+        [JR_ERRNO] = "MEMONLINE_ERRNO",
+        [JR_ERRNO_NAME] = "MEMONLINE_ERRNO_NAME",
+        [JR_ATTEMPTS] = "MEMONLINE_ATTEMPTS",
+        [JR_BIND] = "MEMONLINE_BIND_USEC",
+        [JR_ONLINE] = "MEMONLINE_ONLINE_USEC",
+        [JR_TOTAL] = "MEMONLINE_TOTAL_USEC",
+};
+
+struct jr_proc {
+        size_t host;
+        sd_id128_t boot;
+        uint64_t pid;
+        size_t last_batch;
+};
+
+/* ---- entries ------------------------------------------------------------- */
+
+void jr_entry_clear(struct jr_entry *e) {
+        e->realtime = 0;
+        memset(e->have, 0, sizeof(e->have));
+}
+
+static int field_lookup(const char *name, size_t len) {
+        for (int i = 0; i < _JR_FIELD_MAX; i++)
+                if (strlen(field_names[i]) == len && memcmp(field_names[i], name, len) == 0)
+                        return i;
+        return -1;
+}
+
+void jr_entry_add(struct jr_entry *e, const void *data, size_t len) {
+        const char *eq = memchr(data, '=', len);
+        size_t vl;
+        int f;
+
+        if (!eq)
+                return;
+        f = field_lookup(data, (size_t) (eq - (const char *) data));
+        if (f < 0)
+                return;
+        vl = len - (size_t) (eq - (const char *) data) - 1;
+        if (vl >= JR_VALUE_MAX)
+                vl = JR_VALUE_MAX - 1;
+        memcpy(e->v[f], eq + 1, vl);
+        e->v[f][vl] = '\0';
+        e->have[f] = true;
+}
+
+static const char *entry_str(const struct jr_entry *e, enum jr_field f) {
+        return e->have[f] ? e->v[f] : NULL;
+}
+
+static uint64_t entry_u64(const struct jr_entry *e, enum jr_field f, bool *ret_have) {
+        uint64_t v = 0;
+        bool ok = e->have[f] && parse_u64(e->v[f], 10, &v) >= 0;
+
+        if (ret_have)
+                *ret_have = ok;
+        return ok ? v : 0;
+}
+
+static int entry_int(const struct jr_entry *e, enum jr_field f) {
+        const char *s = entry_str(e, f);
+        char *end;
+        long v;
+
+        if (!s || !*s)
+                return -1;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno != 0 || *end != '\0' || v < INT32_MIN || v > INT32_MAX)
+                return -1;
+        return (int) v;
+}
+
+static int entry_strdup(const struct jr_entry *e, enum jr_field f, char **ret) {
+        if (!e->have[f])
+                return 0;
+        free(*ret);
+        *ret = strdup(e->v[f]);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static void counters_read(const struct jr_records *r, const struct jr_entry *e, struct jr_counters *k) {
+        k->blocks = entry_u64(e, JR_BLOCKS, NULL);
+        k->bytes = entry_u64(e, JR_BYTES, NULL);
+        k->failed = entry_u64(e, JR_FAILED, NULL);
+        k->skipped = entry_u64(e, JR_SKIPPED, NULL);
+        k->duration_usec = entry_u64(e, JR_DURATION, NULL);
+        k->p50_usec = entry_u64(e, JR_P50, NULL);
+        k->p99_usec = entry_u64(e, JR_P99, NULL);
+        k->max_usec = entry_u64(e, JR_MAX, NULL);
+        k->latency_usec = entry_u64(e, JR_LATENCY, &k->have_latency);
+        k->cpu_usec = entry_u64(e, JR_CPU_USEC, NULL);
+        k->have_gibps = false;
+        if (e->have[JR_GIBPS]) {
+                char *end;
+                double g = strtod_l(e->v[JR_GIBPS], &end, r->c_locale);
+
+                if (end != e->v[JR_GIBPS] && *end == '\0' && g >= 0) {
+                        k->gibps = g;
+                        k->have_gibps = true;
+                }
+        }
+}
+
+/* ---- the records ----------------------------------------------------------- */
+
+int jr_records_init(struct jr_records *r) {
+        *r = (struct jr_records) {};
+        r->c_locale = newlocale(LC_ALL_MASK, "C", (locale_t) 0);
+        return r->c_locale == (locale_t) 0 ? -errno : 0;
+}
+
+static void batch_free(struct jr_batch *b) {
+        free(b->trigger);
+        free(b->device);
+        free(b->namespace_name);
+        free(b->region);
+        free(b->node_list);
+        for (size_t k = 0; k < b->n_nodes; k++) {
+                free(b->nodes[k].zone);
+                free(b->nodes[k].cpus);
+        }
+        free(b->nodes);
+        free(b->failures);
+}
+
+void jr_records_done(struct jr_records *r) {
+        for (size_t i = 0; i < r->n_hosts; i++)
+                free(r->hosts[i]);
+        free(r->hosts);
+        for (size_t i = 0; i < r->n_batches; i++)
+                batch_free(&r->batches[i]);
+        free(r->batches);
+        free(r->map);
+        for (size_t i = 0; i < r->n_failures; i++) {
+                free(r->failures[i].block);
+                free(r->failures[i].errno_name);
+                free(r->failures[i].message);
+        }
+        free(r->failures);
+        for (size_t i = 0; i < r->n_devices; i++) {
+                free(r->devices[i].device);
+                free(r->devices[i].namespace_name);
+                free(r->devices[i].region);
+        }
+        free(r->devices);
+        free(r->procs);
+        if (r->c_locale != (locale_t) 0)
+                freelocale(r->c_locale);
+        *r = (struct jr_records) {};
+}
+
+static int host_intern(struct jr_records *r, const char *name, size_t *ret) {
+        char *s;
+
+        if (r->last_host < r->n_hosts && streq(r->hosts[r->last_host], name)) {
+                *ret = r->last_host;
+                return 0;
+        }
+        for (size_t i = 0; i < r->n_hosts; i++)
+                if (streq(r->hosts[i], name)) {
+                        *ret = r->last_host = i;
+                        return 0;
+                }
+        if (GROW(r->hosts, r->a_hosts, r->n_hosts + 1) < 0)
+                return -ENOMEM;
+        s = strdup(name);
+        if (!s)
+                return -ENOMEM;
+        r->hosts[r->n_hosts] = s;
+        *ret = r->last_host = r->n_hosts++;
+        return 0;
+}
+
+static uint64_t batch_hash(size_t host, sd_id128_t boot, uint64_t pid, uint64_t seq) {
+        uint64_t a, b, h;
+
+        memcpy(&a, boot.bytes, 8);
+        memcpy(&b, boot.bytes + 8, 8);
+        h = a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (pid * 0xc2b2ae3d27d4eb4fULL) ^
+            (seq * 0x165667b19e3779f9ULL) ^ ((uint64_t) host * 0x27d4eb2f165667c5ULL);
+        /* splitmix64 finaliser */
+        h ^= h >> 30;
+        h *= 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 27;
+        h *= 0x94d049bb133111ebULL;
+        h ^= h >> 31;
+        return h;
+}
+
+static void map_insert(size_t *map, size_t cap, const struct jr_batch *b, size_t idx) {
+        size_t i = (size_t) batch_hash(b->host, b->boot, b->pid, b->seq) & (cap - 1);
+
+        while (map[i] != 0)
+                i = (i + 1) & (cap - 1);
+        map[i] = idx + 1;
+}
+
+static int map_grow(struct jr_records *r) {
+        size_t cap = r->map_cap ? r->map_cap * 2 : 1024;
+        size_t *m = calloc(cap, sizeof(size_t));
+
+        if (!m)
+                return -ENOMEM;
+        for (size_t i = 0; i < r->n_batches; i++)
+                map_insert(m, cap, &r->batches[i], i);
+        free(r->map);
+        r->map = m;
+        r->map_cap = cap;
+        return 0;
+}
+
+static int batch_get(struct jr_records *r, size_t host, sd_id128_t boot, uint64_t pid, uint64_t seq,
+                     uint64_t realtime, size_t *ret) {
+        struct jr_batch *b;
+        int k;
+
+        if (r->map_cap > 0) {
+                size_t i = (size_t) batch_hash(host, boot, pid, seq) & (r->map_cap - 1);
+
+                for (; r->map[i] != 0; i = (i + 1) & (r->map_cap - 1)) {
+                        b = &r->batches[r->map[i] - 1];
+                        if (b->seq == seq && b->pid == pid && b->host == host && sd_id128_equal(b->boot, boot)) {
+                                *ret = r->map[i] - 1;
+                                return 0;
+                        }
+                }
+        }
+        if ((r->n_batches + 1) * 2 > r->map_cap) {
+                k = map_grow(r);
+                if (k < 0)
+                        return k;
+        }
+        if (GROW(r->batches, r->a_batches, r->n_batches + 1) < 0)
+                return -ENOMEM;
+        b = &r->batches[r->n_batches];
+        *b = (struct jr_batch) {
+                .host = host, .boot = boot, .pid = pid, .seq = seq,
+                .realtime = realtime, .device_rec = JR_NONE,
+        };
+        map_insert(r->map, r->map_cap, b, r->n_batches);
+        *ret = r->n_batches++;
+        return 0;
+}
+
+static struct jr_proc *proc_find(struct jr_records *r, size_t host, sd_id128_t boot, uint64_t pid) {
+        for (size_t i = r->n_procs; i > 0; i--) {
+                struct jr_proc *p = &r->procs[i - 1];
+
+                if (p->pid == pid && p->host == host && sd_id128_equal(p->boot, boot))
+                        return p;
+        }
+        return NULL;
+}
+
+static int proc_note(struct jr_records *r, size_t host, sd_id128_t boot, uint64_t pid, size_t batch) {
+        struct jr_proc *p = proc_find(r, host, boot, pid);
+
+        if (!p) {
+                if (GROW(r->procs, r->a_procs, r->n_procs + 1) < 0)
+                        return -ENOMEM;
+                p = &r->procs[r->n_procs++];
+                *p = (struct jr_proc) { .host = host, .boot = boot, .pid = pid };
+        }
+        p->last_batch = batch;
+        return 0;
+}
+
+/* Who wrote an entry: its host, boot and daemon process. */
+struct origin {
+        size_t host;
+        sd_id128_t boot;
+        uint64_t pid;
+};
+
+/* The batch MEMONLINE_BATCH names, created on first sight; JR_NONE without the field. */
+static int batch_of(struct jr_records *r, const struct jr_entry *e, const struct origin *o, size_t *ret) {
+        bool have_seq;
+        uint64_t seq = entry_u64(e, JR_BATCH, &have_seq);
+
+        if (!have_seq) {
+                *ret = JR_NONE;
+                return 0;
+        }
+        return batch_get(r, o->host, o->boot, o->pid, seq, e->realtime, ret);
+}
+
+/*
+ * The batch a failure or device record belongs to: by MEMONLINE_BATCH if
+ * it has one, else the last batch its daemon process wrote.
+ */
+static int batch_for_record(struct jr_records *r, const struct jr_entry *e, const struct origin *o, size_t *ret) {
+        struct jr_proc *p;
+
+        if (e->have[JR_BATCH])
+                return batch_of(r, e, o, ret);
+        p = proc_find(r, o->host, o->boot, o->pid);
+        *ret = p ? p->last_batch : JR_NONE;
+        return 0;
+}
+
+static int add_batch(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
+        struct jr_batch *b;
+        size_t idx;
+        int k;
+
+        k = batch_of(r, e, o, &idx);
+        if (k < 0 || idx == JR_NONE)
+                return k;
+        b = &r->batches[idx];
+        b->have_record = true;
+        b->realtime = e->realtime;
+        counters_read(r, e, &b->c);
+        if (entry_strdup(e, JR_TRIGGER, &b->trigger) < 0 || entry_strdup(e, JR_DEVICE, &b->device) < 0 ||
+            entry_strdup(e, JR_NAMESPACE, &b->namespace_name) < 0 || entry_strdup(e, JR_REGION, &b->region) < 0 ||
+            entry_strdup(e, JR_NODES, &b->node_list) < 0)
+                return -ENOMEM;
+        return proc_note(r, o->host, o->boot, o->pid, idx);
+}
+
+static int add_node(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
+        struct jr_node *n;
+        struct jr_batch *b;
+        size_t idx;
+        int k;
+
+        k = batch_of(r, e, o, &idx);
+        if (k < 0 || idx == JR_NONE)
+                return k;
+        b = &r->batches[idx];
+        if (GROW(b->nodes, b->a_nodes, b->n_nodes + 1) < 0)
+                return -ENOMEM;
+        n = &b->nodes[b->n_nodes++];
+        *n = (struct jr_node) { .node = entry_int(e, JR_NODE), .writer_node = entry_int(e, JR_WRITER_NODE) };
+        counters_read(r, e, &n->c);
+        if (entry_strdup(e, JR_ZONE, &n->zone) < 0 || entry_strdup(e, JR_CPUS, &n->cpus) < 0)
+                return -ENOMEM;
+        return proc_note(r, o->host, o->boot, o->pid, idx);
+}
+
+static int add_failure(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
+        struct jr_failure *f;
+        size_t idx, fi;
+        int k;
+
+        k = batch_for_record(r, e, o, &idx);
+        if (k < 0)
+                return k;
+        if (GROW(r->failures, r->a_failures, r->n_failures + 1) < 0)
+                return -ENOMEM;
+        fi = r->n_failures++;
+        f = &r->failures[fi];
+        *f = (struct jr_failure) {
+                .realtime = e->realtime, .host = o->host, .batch = idx,
+                .node = entry_int(e, JR_NODE), .err = entry_int(e, JR_ERRNO),
+                .attempts = entry_u64(e, JR_ATTEMPTS, NULL),
+        };
+        if (entry_strdup(e, JR_BLOCK, &f->block) < 0 || entry_strdup(e, JR_ERRNO_NAME, &f->errno_name) < 0 ||
+            entry_strdup(e, JR_MESSAGE, &f->message) < 0)
+                return -ENOMEM;
+        if (idx != JR_NONE) {
+                struct jr_batch *b = &r->batches[idx];
+
+                if (GROW(b->failures, b->a_failures, b->n_failures + 1) < 0)
+                        return -ENOMEM;
+                b->failures[b->n_failures++] = fi;
+        }
+        return 0;
+}
+
+bool jr_list_has(const char *list, const char *item) {
+        size_t n = strlen(item);
+
+        for (const char *p = list; p && *p; ) {
+                size_t l = strcspn(p, ",");
+
+                if (l == n && memcmp(p, item, n) == 0)
+                        return true;
+                p += l;
+                if (*p == ',')
+                        p++;
+        }
+        return false;
+}
+
+static int add_device(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
+        struct jr_device *d;
+        size_t idx, di;
+        int k;
+
+        k = batch_for_record(r, e, o, &idx);
+        if (k < 0)
+                return k;
+        /* Without a seq, only join a batch that onlined this very device. */
+        if (idx != JR_NONE && !e->have[JR_BATCH] &&
+            (!e->have[JR_DEVICE] || !jr_list_has(r->batches[idx].device, e->v[JR_DEVICE])))
+                idx = JR_NONE;
+        if (GROW(r->devices, r->a_devices, r->n_devices + 1) < 0)
+                return -ENOMEM;
+        di = r->n_devices++;
+        d = &r->devices[di];
+        *d = (struct jr_device) {
+                .realtime = e->realtime, .host = o->host, .batch = idx,
+                .bind_usec = entry_u64(e, JR_BIND, NULL), .online_usec = entry_u64(e, JR_ONLINE, NULL),
+                .total_usec = entry_u64(e, JR_TOTAL, NULL), .blocks = entry_u64(e, JR_BLOCKS, NULL),
+                .bytes = entry_u64(e, JR_BYTES, NULL),
+        };
+        if (entry_strdup(e, JR_DEVICE, &d->device) < 0 || entry_strdup(e, JR_NAMESPACE, &d->namespace_name) < 0 ||
+            entry_strdup(e, JR_REGION, &d->region) < 0)
+                return -ENOMEM;
+        if (idx != JR_NONE)
+                r->batches[idx].device_rec = di;
+        return 0;
+}
+
+int jr_records_add(struct jr_records *r, const struct jr_entry *e) {
+        const char *id = entry_str(e, JR_MESSAGE_ID);
+        struct origin o = { .boot = SD_ID128_NULL };
+        int k;
+
+        if (!id)
+                return 0;
+        k = host_intern(r, entry_str(e, JR_HOSTNAME) ?: "", &o.host);
+        if (k < 0)
+                return k;
+        if (e->have[JR_BOOT_ID])
+                (void) sd_id128_from_string(e->v[JR_BOOT_ID], &o.boot);
+        o.pid = entry_u64(e, JR_PID, NULL);
+
+        if (streq(id, MESSAGE_ID_BATCH))
+                return add_batch(r, e, &o);
+        if (streq(id, MESSAGE_ID_NODE))
+                return add_node(r, e, &o);
+        if (streq(id, MESSAGE_ID_FAILURE))
+                return add_failure(r, e, &o);
+        if (streq(id, MESSAGE_ID_DEVICE))
+                return add_device(r, e, &o);
+        return 0;
+}
+
+static int host_index_cmp(const void *a, const void *b, void *userdata) {
+        char *const *hosts = userdata;
+
+        return strcmp(hosts[*(const size_t *) a], hosts[*(const size_t *) b]);
+}
+
+int jr_records_finish(struct jr_records *r) {
+        _cleanup_free_ size_t *order = calloc(r->n_hosts ?: 1, sizeof(size_t));
+        _cleanup_free_ size_t *rank = calloc(r->n_hosts ?: 1, sizeof(size_t));
+        _cleanup_free_ char **sorted = calloc(r->n_hosts ?: 1, sizeof(char *));
+
+        if (!order || !rank || !sorted)
+                return -ENOMEM;
+        /* The batch map and process list hash host indices; joining is over, so drop them. */
+        free(TAKE_PTR(r->map));
+        r->map_cap = 0;
+        free(TAKE_PTR(r->procs));
+        r->n_procs = r->a_procs = 0;
+        if (r->n_hosts == 0)
+                return 0;
+        for (size_t i = 0; i < r->n_hosts; i++)
+                order[i] = i;
+        qsort_r(order, r->n_hosts, sizeof(size_t), host_index_cmp, r->hosts);
+        for (size_t i = 0; i < r->n_hosts; i++) {
+                rank[order[i]] = i;
+                sorted[i] = r->hosts[order[i]];
+        }
+        memcpy(r->hosts, sorted, r->n_hosts * sizeof(char *));
+        for (size_t i = 0; i < r->n_batches; i++)
+                r->batches[i].host = rank[r->batches[i].host];
+        for (size_t i = 0; i < r->n_failures; i++)
+                r->failures[i].host = rank[r->failures[i].host];
+        for (size_t i = 0; i < r->n_devices; i++)
+                r->devices[i].host = rank[r->devices[i].host];
+        return 0;
+}
+
+void jr_batch_totals(const struct jr_batch *b, struct jr_counters *ret) {
+        if (b->have_record) {
+                *ret = b->c;
+                return;
+        }
+        *ret = (struct jr_counters) {};
+        for (size_t i = 0; i < b->n_nodes; i++) {
+                const struct jr_counters *n = &b->nodes[i].c;
+
+                ret->blocks += n->blocks;
+                ret->bytes += n->bytes;
+                ret->failed += n->failed;
+                ret->skipped += n->skipped;
+                ret->cpu_usec += n->cpu_usec;
+                ret->duration_usec = MAX(ret->duration_usec, n->duration_usec);
+                ret->p99_usec = MAX(ret->p99_usec, n->p99_usec);
+                ret->max_usec = MAX(ret->max_usec, n->max_usec);
+        }
+}
+
+double jr_counters_gibps(const struct jr_counters *k) {
+        if (k->have_gibps)
+                return k->gibps;
+        if (k->duration_usec == 0)
+                return 0;
+        return ((double) k->bytes / JR_GIB) / ((double) k->duration_usec / (double) USEC_PER_SEC);
+}

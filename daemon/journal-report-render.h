@@ -4,6 +4,7 @@
 /* `memonlined report`: the output of joined and selected records. */
 
 #include <stdio.h>
+#include <sys/types.h>
 #include "journal-report-select.h"
 
 struct jr_view {
@@ -16,8 +17,8 @@ struct jr_view {
 
 /* The batch table, totals, per-node and per-host summaries and conversions. */
 int jr_print_table(FILE *out, const struct jr_view *v);
-/* The failed blocks; returns how many were printed. */
-size_t jr_print_failures(FILE *out, const struct jr_view *v);
+/* The failed blocks; returns how many were printed, or -ENOMEM. */
+ssize_t jr_print_failures(FILE *out, const struct jr_view *v);
 
 /* JSON lines: one object per visible batch, then one per conversion no batch claimed. */
 void jr_print_json_lines(FILE *out, const struct jr_view *v);

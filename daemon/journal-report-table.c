@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include "escape.h"
 #include "format.h"
 #include "journal-report-render.h"
 #include "util.h"
@@ -18,6 +19,18 @@ static const char *on(const struct jr_view *v, const char *code) {
 
 static const char *off(const struct jr_view *v) {
         return v->color ? ANSI_RESET : "";
+}
+
+/* Journal text made safe for the terminal, or fallback for a missing field; NULL on ENOMEM. */
+static char *text(const struct jr_view *v, const char *s, const char *fallback) {
+        return escape_untrusted(s ?: fallback, !v->utf8);
+}
+
+/* Column width of journal text: its length once escaped. */
+static size_t text_width(const struct jr_view *v, const char *s) {
+        _cleanup_free_ char *t = text(v, s, "-");
+
+        return t ? strlen(t) : 0;
 }
 
 static void print_bar(FILE *out, const struct jr_view *v, double x, double max) {
@@ -59,9 +72,12 @@ static int print_node_summary(FILE *out, const struct jr_view *v, bool show_host
         for (size_t i = 0; i < n; i++) {
                 const struct jr_node_sum *s = &sums[i];
                 double g = jr_node_sum_gibps(s);
+                _cleanup_free_ char *host = text(v, v->records->hosts[s->host], "");
 
+                if (!host)
+                        return -ENOMEM;
                 if (show_host)
-                        fprintf(out, "%-*s  ", (int) host_w, v->records->hosts[s->host]);
+                        fprintf(out, "%-*s  ", (int) host_w, host);
                 fprintf(out, "%4d %8" PRIu64 " %8" PRIu64 " %10s %10s %8s  ", s->node, s->batches, s->blocks,
                         format_fixed(g1, sizeof(g1), (double) s->bytes / JR_GIB, 2),
                         format_fixed(g2, sizeof(g2), (double) s->usec / USEC_PER_SEC, 3),
@@ -85,10 +101,14 @@ static int print_host_summary(FILE *out, const struct jr_view *v, size_t host_w)
         fprintf(out, "%-*s  %8s %8s %10s %13s\n", (int) host_w, "HOST", "BATCHES", "BLOCKS", "GiB", "MEDIAN GiB/s");
         for (size_t h = 0; h < v->records->n_hosts; h++) {
                 const struct jr_host_sum *s = &sums[h];
+                _cleanup_free_ char *host = NULL;
 
                 if (s->batches == 0)
                         continue;
-                fprintf(out, "%-*s  %8" PRIu64 " %8" PRIu64 " %10s %13s", (int) host_w, v->records->hosts[h],
+                host = text(v, v->records->hosts[h], "");
+                if (!host)
+                        return -ENOMEM;
+                fprintf(out, "%-*s  %8" PRIu64 " %8" PRIu64 " %10s %13s", (int) host_w, host,
                         s->batches, s->blocks, format_fixed(g1, sizeof(g1), (double) s->bytes / JR_GIB, 2),
                         s->median_gibps < 0 ? "-" : format_fixed(g2, sizeof(g2), s->median_gibps, 2));
                 if (h == slowest)
@@ -98,16 +118,23 @@ static int print_host_summary(FILE *out, const struct jr_view *v, size_t host_w)
         return 0;
 }
 
-static void print_devices(FILE *out, const struct jr_view *v, bool show_host, size_t host_w) {
+static int print_devices(FILE *out, const struct jr_view *v, bool show_host, size_t host_w) {
         const struct jr_records *r = v->records;
         bool header = false;
         char t[64], g1[32], g2[32], g3[32], g4[32];
 
         for (size_t i = 0; i < r->n_devices; i++) {
                 const struct jr_device *d = &r->devices[i];
+                _cleanup_free_ char *host = NULL, *dev = NULL, *ns = NULL, *region = NULL;
 
                 if (!jr_device_visible(r, v->filter, d))
                         continue;
+                host = text(v, r->hosts[d->host], "");
+                dev = text(v, d->device, "-");
+                ns = text(v, d->namespace_name, "-");
+                region = text(v, d->region, "-");
+                if (!host || !dev || !ns || !region)
+                        return -ENOMEM;
                 if (!header) {
                         fprintf(out, "\n%sDevice conversions:%s\n", on(v, ANSI_BOLD), off(v));
                         fprintf(out, "%-19s  ", "TIME");
@@ -120,14 +147,14 @@ static void print_devices(FILE *out, const struct jr_view *v, bool show_host, si
                 format_time_local(t, sizeof(t), d->realtime);
                 fprintf(out, "%-19s  ", t);
                 if (show_host)
-                        fprintf(out, "%-*s  ", (int) host_w, r->hosts[d->host]);
-                fprintf(out, "%-10s %-14s %-8s %7" PRIu64 " %9s %8s %9s %8s\n", d->device ?: "-",
-                        d->namespace_name ?: "-", d->region ?: "-", d->blocks,
+                        fprintf(out, "%-*s  ", (int) host_w, host);
+                fprintf(out, "%-10s %-14s %-8s %7" PRIu64 " %9s %8s %9s %8s\n", dev, ns, region, d->blocks,
                         format_fixed(g1, sizeof(g1), (double) d->bytes / JR_GIB, 2),
                         format_fixed(g2, sizeof(g2), (double) d->bind_usec / USEC_PER_SEC, 3),
                         format_fixed(g3, sizeof(g3), (double) d->online_usec / USEC_PER_SEC, 3),
                         format_fixed(g4, sizeof(g4), (double) d->total_usec / USEC_PER_SEC, 3));
         }
+        return 0;
 }
 
 static size_t hosts_width(const struct jr_view *v, size_t *ret_n_hosts) {
@@ -142,20 +169,20 @@ static size_t hosts_width(const struct jr_view *v, size_t *ret_n_hosts) {
                         seen[h] = true;
                         n++;
                 }
-                w = MAX(w, strlen(r->hosts[h]));
+                w = MAX(w, text_width(v, r->hosts[h]));
         }
         *ret_n_hosts = seen ? n : 2;
         return w;
 }
 
-static void print_batch_rows(FILE *out, const struct jr_view *v, bool show_host, size_t host_w) {
+static int print_batch_rows(FILE *out, const struct jr_view *v, bool show_host, size_t host_w) {
         const struct jr_records *r = v->records;
         uint64_t blocks = 0, bytes = 0, failed = 0;
         size_t trig_w = 7;
         char t[64], g1[32], g2[32], g3[32];
 
         for (size_t i = 0; i < v->n_vis; i++)
-                trig_w = MAX(trig_w, strlen(jr_batch_trigger(r, &r->batches[v->vis[i]])));
+                trig_w = MAX(trig_w, text_width(v, jr_batch_trigger(r, &r->batches[v->vis[i]])));
 
         fprintf(out, "%s%-19s  ", on(v, ANSI_BOLD), "TIME");
         if (show_host)
@@ -166,9 +193,13 @@ static void print_batch_rows(FILE *out, const struct jr_view *v, bool show_host,
 
         for (size_t i = 0; i < v->n_vis; i++) {
                 const struct jr_batch *b = &r->batches[v->vis[i]];
+                _cleanup_free_ char *host = text(v, r->hosts[b->host], "");
+                _cleanup_free_ char *trigger = text(v, jr_batch_trigger(r, b), "-");
                 struct jr_counters k;
                 uint64_t nfail;
 
+                if (!host || !trigger)
+                        return -ENOMEM;
                 jr_batch_totals(b, &k);
                 nfail = MAX(k.failed, (uint64_t) b->n_failures);
                 blocks += k.blocks;
@@ -177,15 +208,16 @@ static void print_batch_rows(FILE *out, const struct jr_view *v, bool show_host,
                 format_time_local(t, sizeof(t), b->realtime);
                 fprintf(out, "%-19s  ", t);
                 if (show_host)
-                        fprintf(out, "%-*s  ", (int) host_w, r->hosts[b->host]);
+                        fprintf(out, "%-*s  ", (int) host_w, host);
                 fprintf(out, "%-*s %8" PRIu64 " %10s %9s %8s %9" PRIu64 " %s%6" PRIu64 "%s\n", (int) trig_w,
-                        jr_batch_trigger(r, b), k.blocks, format_fixed(g1, sizeof(g1), (double) k.bytes / JR_GIB, 2),
+                        trigger, k.blocks, format_fixed(g1, sizeof(g1), (double) k.bytes / JR_GIB, 2),
                         format_fixed(g2, sizeof(g2), (double) k.duration_usec / USEC_PER_SEC, 3),
                         format_fixed(g3, sizeof(g3), jr_counters_gibps(&k), 2), k.p99_usec,
                         nfail ? on(v, ANSI_RED) : "", nfail, nfail ? off(v) : "");
         }
         fprintf(out, "%zu batches, %" PRIu64 " blocks, %s GiB, %" PRIu64 " failed\n", v->n_vis, blocks,
                 format_fixed(g1, sizeof(g1), (double) bytes / JR_GIB, 2), failed);
+        return 0;
 }
 
 int jr_print_table(FILE *out, const struct jr_view *v) {
@@ -195,7 +227,9 @@ int jr_print_table(FILE *out, const struct jr_view *v) {
 
         host_w = hosts_width(v, &n_hosts);
         show_host = n_hosts > 1;
-        print_batch_rows(out, v, show_host, host_w);
+        r = print_batch_rows(out, v, show_host, host_w);
+        if (r < 0)
+                return r;
         r = print_node_summary(out, v, show_host, host_w);
         if (r < 0)
                 return r;
@@ -204,31 +238,36 @@ int jr_print_table(FILE *out, const struct jr_view *v) {
                 if (r < 0)
                         return r;
         }
-        print_devices(out, v, show_host, host_w);
-        return 0;
+        return print_devices(out, v, show_host, host_w);
 }
 
-size_t jr_print_failures(FILE *out, const struct jr_view *v) {
+ssize_t jr_print_failures(FILE *out, const struct jr_view *v) {
         const struct jr_records *r = v->records;
         size_t w = 4, n = 0;
         char t[64];
 
         for (size_t i = 0; i < r->n_failures; i++)
                 if (jr_failure_visible(r, v->filter, &r->failures[i]))
-                        w = MAX(w, strlen(r->hosts[r->failures[i].host]));
+                        w = MAX(w, text_width(v, r->hosts[r->failures[i].host]));
 
         for (size_t i = 0; i < r->n_failures; i++) {
                 const struct jr_failure *f = &r->failures[i];
+                _cleanup_free_ char *host = NULL, *block = NULL, *err = NULL, *msg = NULL;
 
                 if (!jr_failure_visible(r, v->filter, f))
                         continue;
+                host = text(v, r->hosts[f->host], "");
+                block = text(v, f->block, "-");
+                err = text(v, f->errno_name, "-");
+                msg = text(v, f->message, "");
+                if (!host || !block || !err || !msg)
+                        return -ENOMEM;
                 if (n++ == 0)
                         fprintf(out, "%s%-19s  %-*s  %-14s %4s %-10s %8s  %s%s\n", on(v, ANSI_BOLD), "TIME", (int) w,
                                 "HOST", "BLOCK", "NODE", "ERRNO", "ATTEMPTS", "MESSAGE", off(v));
                 format_time_local(t, sizeof(t), f->realtime);
-                fprintf(out, "%-19s  %-*s  %-14s %4d %s%-10s%s %8" PRIu64 "  %s\n", t, (int) w, r->hosts[f->host],
-                        f->block ?: "-", f->node, on(v, ANSI_RED), f->errno_name ?: "-", off(v), f->attempts,
-                        f->message ?: "");
+                fprintf(out, "%-19s  %-*s  %-14s %4d %s%-10s%s %8" PRIu64 "  %s\n", t, (int) w, host, block,
+                        f->node, on(v, ANSI_RED), err, off(v), f->attempts, msg);
         }
-        return n;
+        return (ssize_t) n;
 }

@@ -303,8 +303,10 @@ static void log_read_error(const struct jr_query *q, const char *what, int r) {
 
 static int print_report(FILE *out, const struct options *o, const struct jr_view *v) {
         if (o->failures) {
-                size_t n = o->json ? jr_print_failures_json(out, v) : jr_print_failures(out, v);
+                ssize_t n = o->json ? (ssize_t) jr_print_failures_json(out, v) : jr_print_failures(out, v);
 
+                if (n < 0)
+                        return (int) n;
                 if (n == 0 && !o->json)
                         fprintf(stderr, "No failed memory blocks found.\n");
                 return 0;

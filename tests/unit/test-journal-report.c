@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "escape.h"
 #include "fake-tree.h"
 #include "journal-report.h"
 #include "report.h"
@@ -111,8 +112,8 @@ static void noise(FILE *f, const char *host, const char *boot, uint64_t sec) {
                 USEC(sec), USEC(sec - T0 + 100), boot, host);
 }
 
-/* Convert export text into a journal file with systemd-journal-remote. */
-static void make_journal(const char *export_text, const char *out_path) {
+/* Convert export data (binary fields hold NULs) into a journal file with systemd-journal-remote. */
+static void make_journal_n(const char *export_data, size_t len, const char *out_path) {
         char tmpl[] = "/tmp/memonline-jr-export-XXXXXX";
         _cleanup_free_ char *cmd = NULL;
         int fd = mkstemp(tmpl);
@@ -121,11 +122,15 @@ static void make_journal(const char *export_text, const char *out_path) {
         assert_true(fd >= 0);
         f = fdopen(fd, "w");
         assert_non_null(f);
-        assert_int_equal(fputs(export_text, f) >= 0, 1);
+        assert_int_equal(fwrite(export_data, 1, len, f), len);
         assert_int_equal(fclose(f), 0);
         assert_true(asprintf(&cmd, "%s -o '%s' '%s' >/dev/null 2>&1", journal_remote(), out_path, tmpl) > 0);
         assert_int_equal(system(cmd), 0);
         unlink(tmpl);
+}
+
+static void make_journal(const char *export_text, const char *out_path) {
+        make_journal_n(export_text, strlen(export_text), out_path);
 }
 
 static char *export_host_a(void) {
@@ -323,6 +328,139 @@ static char *jq(const char *text, const char *filter) {
         while (*buf && buf[strlen(buf) - 1] == '\n')
                 buf[strlen(buf) - 1] = '\0';
         return buf;
+}
+
+/* ---- hostile records -------------------------------------------------------- */
+
+/* One field; values with a newline in the export format's binary form, as journald exports them. */
+static void field(FILE *f, const char *name, const char *value) {
+        uint64_t len = strlen(value);
+        unsigned char le[8];
+
+        if (!strchr(value, '\n')) {
+                fprintf(f, "%s=%s\n", name, value);
+                return;
+        }
+        for (unsigned i = 0; i < 8; i++)
+                le[i] = (unsigned char) (len >> (8 * i));
+        fprintf(f, "%s\n", name);
+        fwrite(le, 1, sizeof(le), f);
+        fprintf(f, "%s\n", value);
+}
+
+#define EVIL_HOST "evil\x1b]0;owned\x07host"
+#define EVIL_FORGED "\n2023-11-14 22:13:20  forged     1     0.12    0.100   1.00     1      0"
+
+/* Every text field of every record kind carries escape sequences, C1, bidi, invalid UTF-8 or a newline. */
+static char *export_hostile(size_t *ret_len) {
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_BATCH);
+        field(f, "MEMONLINE_BATCH", "1");
+        field(f, "MEMONLINE_TRIGGER", "udev" EVIL_FORGED);
+        field(f, "MEMONLINE_DEVICE", "dax0.0\x1b[2J\x1b[H");
+        field(f, "MEMONLINE_NAMESPACE", "ns\xc2\x9b" "31m");
+        field(f, "MEMONLINE_REGION", "region\xff\xfe");
+        counters(f, 8, 1000000, 1);
+        fputc('\n', f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_NODE);
+        field(f, "MEMONLINE_BATCH", "1");
+        field(f, "MEMONLINE_NODE", "0");
+        field(f, "MEMONLINE_ZONE", "online\x1b[31m");
+        field(f, "MEMONLINE_CPUS", "0-3\r");
+        counters(f, 8, 1000000, 1);
+        fputc('\n', f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_FAILURE);
+        field(f, "MEMONLINE_BATCH", "1");
+        field(f, "MEMONLINE_BLOCK", "memory1\x1b]52;c;ZXZpbA==\x07");
+        field(f, "MEMONLINE_NODE", "0");
+        field(f, "MEMONLINE_ERRNO", "16");
+        field(f, "MEMONLINE_ERRNO_NAME", "EBUSY\x9b" "2J");
+        field(f, "MESSAGE", "busy \xe2\x80\xae" "desrever" EVIL_FORGED);
+        fputc('\n', f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_DEVICE);
+        field(f, "MEMONLINE_DEVICE", "dax0.0\x1b[2J\x1b[H");
+        field(f, "MEMONLINE_NAMESPACE", "ns\x7f");
+        field(f, "MEMONLINE_REGION", "region" EVIL_FORGED);
+        field(f, "MEMONLINE_BLOCKS", "8");
+        fputc('\n', f);
+        fclose(f);
+        *ret_len = n;
+        return buf;
+}
+
+/* Nothing in s acts on a terminal: well-formed UTF-8, no control but the line ends, no bidi. */
+static void assert_inert(const char *s) {
+        size_t n = strlen(s);
+
+        for (size_t i = 0; i < n; ) {
+                uint32_t cp = 0;
+                size_t l = utf8_decode(s + i, n - i, &cp);
+
+                if (l == 0 || (cp != '\n' && unicode_is_unsafe(cp)))
+                        fail_msg("unsafe byte 0x%02x at %zu in:\n%s", (unsigned char) s[i], i, s);
+                i += l;
+        }
+}
+
+static void test_hostile_fields(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL, *v = NULL;
+        const char *saved = getenv("LC_ALL");
+        _cleanup_free_ char *keep = saved ? strdup(saved) : NULL;
+        size_t text_len;
+
+        if (!fx->dir)
+                skip();
+
+        text = export_hostile(&text_len);
+        assert_true(asprintf(&path, "%s/hostile.journal", fx->dir) > 0);
+        make_journal_n(text, text_len, path);
+        /* UTF-8 lets the most through; a C locale escapes all non-ASCII on top */
+        setenv("LC_ALL", "C.UTF-8", 1);
+
+        assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
+        assert_inert(out);
+        /* the batch table: header, one row, totals: the newline forged no row */
+        {
+                _cleanup_free_ char *table = section(out, "TIME");
+
+                assert_int_equal(count_lines(table, NULL), 3);
+                assert_int_equal(count_lines(out, "forged"), 1);
+        }
+        assert_non_null(strstr(out, "region\\x0a2023-11-14"));
+        assert_non_null(strstr(out, "dax0.0\\x1b[2J"));
+        free(out);
+
+        assert_int_equal(run_report(&out, "--file", path, "--failures", "--no-color", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 2);    /* header + one failure */
+        assert_non_null(strstr(out, "evil\\x1b]0;owned\\x07host"));
+        assert_non_null(strstr(out, "memory1\\x1b]52;c;ZXZpbA==\\x07"));
+        assert_non_null(strstr(out, "EBUSY\\x9b2J"));
+        assert_non_null(strstr(out, "busy \\xe2\\x80\\xaedesrever"));
+        free(out);
+
+        /* JSON: escaped, inert, and the values decode back to what was logged */
+        assert_int_equal(run_report(&out, "--file", path, "--json", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 1);
+        v = jq(out, "[.host == \"evil\\u001b]0;owned\\u0007host\", .trigger == \"udev" EVIL_FORGED "\","
+                    " .nodes[0].zone == \"online\\u001b[31m\", .region] | @csv");
+        assert_string_equal(v, "true,true,true,\"region\xef\xbf\xbd\xef\xbf\xbd\"");
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--failures", "--json", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 1);
+
+        if (keep)
+                setenv("LC_ALL", keep, 1);
+        else
+                unsetenv("LC_ALL");
+        unlink(path);
 }
 
 /* ---- report tests ---------------------------------------------------------- */
@@ -784,6 +922,7 @@ int main(void) {
                 cmocka_unit_test(test_bars),
                 cmocka_unit_test(test_usage_errors),
                 cmocka_unit_test(test_large),
+                cmocka_unit_test(test_hostile_fields),
                 cmocka_unit_test(test_parse_time),
                 cmocka_unit_test(test_status_json),
                 cmocka_unit_test(test_status_text),

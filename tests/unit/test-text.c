@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Shared text helpers: escaping untrusted text, JSON strings, number and time formats. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "escape.h"
+#include "json.h"
+#include "util.h"
+
+static char *json_of(const char *s) {
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        json_write_string(f, s);
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+static void check_escape(const char *in, bool ascii_only, const char *want) {
+        _cleanup_free_ char *got = escape_untrusted(in, ascii_only);
+
+        assert_non_null(got);
+        assert_string_equal(got, want);
+}
+
+static void test_utf8_decode(void **state) {
+        uint32_t cp = 0;
+
+        assert_int_equal(utf8_decode("a", 1, &cp), 1);
+        assert_int_equal(cp, 'a');
+        assert_int_equal(utf8_decode("\xc2\xb5", 2, &cp), 2);
+        assert_int_equal(cp, 0xb5);
+        assert_int_equal(utf8_decode("\xe2\x80\xae", 3, &cp), 3);
+        assert_int_equal(cp, 0x202e);
+        assert_int_equal(utf8_decode("\xf0\x9f\x98\x80", 4, &cp), 4);
+        assert_int_equal(cp, 0x1f600);
+        cp = 42;
+        assert_int_equal(utf8_decode("\xc0\xaf", 2, &cp), 0);          /* overlong "/" */
+        assert_int_equal(utf8_decode("\xe0\x80\xaf", 3, &cp), 0);      /* overlong */
+        assert_int_equal(utf8_decode("\xed\xa0\x80", 3, &cp), 0);      /* surrogate */
+        assert_int_equal(utf8_decode("\xf4\x90\x80\x80", 4, &cp), 0);  /* past U+10FFFF */
+        assert_int_equal(utf8_decode("\xe2\x80", 2, &cp), 0);          /* cut */
+        assert_int_equal(utf8_decode("\xe2\x80\xae", 2, &cp), 0);      /* cut by avail */
+        assert_int_equal(utf8_decode("\x80", 1, &cp), 0);              /* stray continuation */
+        assert_int_equal(utf8_decode("\xff", 1, &cp), 0);
+        assert_int_equal(utf8_decode("", 0, &cp), 0);
+        assert_int_equal(cp, 42);
+}
+
+static void test_escape_untrusted(void **state) {
+        check_escape("memory300", false, "memory300");
+        check_escape("", false, "");
+        check_escape(NULL, false, "");
+        /* clear screen, window title (OSC 0), clipboard write (OSC 52), bell */
+        check_escape("a\x1b[2Jb", false, "a\\x1b[2Jb");
+        check_escape("\x1b]0;owned\x07", false, "\\x1b]0;owned\\x07");
+        check_escape("\x1b]52;c;ZXZpbA==\x1b\\", false, "\\x1b]52;c;ZXZpbA==\\x1b\\\\");
+        /* a newline or carriage return cannot start a forged row */
+        check_escape("udev\n2023-11-14 22:13:20  forged", false, "udev\\x0a2023-11-14 22:13:20  forged");
+        check_escape("x\ry", false, "x\\x0dy");
+        check_escape("tab\there", false, "tab\\x09here");
+        check_escape("del\x7f", false, "del\\x7f");
+        /* C1 CSI as UTF-8, and as a raw byte (invalid UTF-8) */
+        check_escape("c1\xc2\x9b" "31m", false, "c1\\xc2\\x9b31m");
+        check_escape("raw\x9b" "31m", false, "raw\\x9b31m");
+        check_escape("bad\xff\xfe", false, "bad\\xff\\xfe");
+        check_escape("cut\xe2\x80", false, "cut\\xe2\\x80");
+        /* right-to-left override and line separator */
+        check_escape("abc\xe2\x80\xae" "fed", false, "abc\\xe2\\x80\\xaefed");
+        check_escape("a\xe2\x80\xa8" "b", false, "a\\xe2\\x80\\xa8b");
+        /* backslash stays unambiguous: a literal "\x1b" is not an escape */
+        check_escape("\\x1b", false, "\\\\x1b");
+        /* printable UTF-8 passes, unless the terminal is not UTF-8 */
+        check_escape("P99 \xc2\xb5s \xe2\x96\x88", false, "P99 \xc2\xb5s \xe2\x96\x88");
+        check_escape("P99 \xc2\xb5s", true, "P99 \\xc2\\xb5s");
+}
+
+static void test_utf8_sanitize(void **state) {
+        _cleanup_free_ char *a = utf8_sanitize("ok \xc2\xb5 \x1b[1m");
+        _cleanup_free_ char *b = utf8_sanitize("bad\xff\xc2\x9b\x7f!");
+
+        /* C0 stays for the JSON writer to escape */
+        assert_string_equal(a, "ok \xc2\xb5 \x1b[1m");
+        assert_string_equal(b, "bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd!");
+}
+
+static void test_json_string(void **state) {
+        struct { const char *in, *want; } cases[] = {
+                { "plain", "\"plain\"" },
+                { NULL, "\"\"" },
+                { "q\"b\\", "\"q\\\"b\\\\\"" },
+                { "nl\ncr\rtab\t", "\"nl\\ncr\\rtab\\t\"" },
+                { "\x1b[2J\x07", "\"\\u001b[2J\\u0007\"" },
+                { "del\x7f c1\xc2\x9b", "\"del\\u007f c1\\u009b\"" },
+                { "rlo\xe2\x80\xae", "\"rlo\\u202e\"" },
+                { "\xc2\xb5s", "\"\xc2\xb5s\"" },
+                { "bad\xff\xfe!", "\"bad\\ufffd\\ufffd!\"" },
+                { "cut\xe2\x80", "\"cut\\ufffd\\ufffd\"" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *got = json_of(cases[i].in);
+
+                assert_string_equal(got, cases[i].want);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_utf8_decode),
+                cmocka_unit_test(test_escape_untrusted),
+                cmocka_unit_test(test_utf8_sanitize),
+                cmocka_unit_test(test_json_string),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

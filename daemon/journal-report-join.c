@@ -38,6 +38,10 @@ static const char *const field_names[_JR_FIELD_MAX] = {
         [JR_BIND] = "MEMONLINE_BIND_USEC",
         [JR_ONLINE] = "MEMONLINE_ONLINE_USEC",
         [JR_TOTAL] = "MEMONLINE_TOTAL_USEC",
+        [JR_SYSTEMD_UNIT] = "_SYSTEMD_UNIT",
+        [JR_COMM] = "_COMM",
+        [JR_EXE] = "_EXE",
+        [JR_UID] = "_UID",
 };
 
 struct jr_proc {
@@ -112,6 +116,22 @@ static int entry_strdup(const struct jr_entry *e, enum jr_field f, char **ret) {
         free(*ret);
         *ret = strdup(e->v[f]);
         return *ret ? 0 : -ENOMEM;
+}
+
+static bool endswith(const char *s, const char *suffix) {
+        size_t n = strlen(s), m = strlen(suffix);
+
+        return n >= m && streq(s + n - m, suffix);
+}
+
+bool jr_entry_from_memonlined(const struct jr_entry *e) {
+        bool root = e->have[JR_UID] && streq(e->v[JR_UID], "0");
+
+        if (e->have[JR_SYSTEMD_UNIT] && streq(e->v[JR_SYSTEMD_UNIT], "memonlined.service"))
+                return true;
+        if (root && e->have[JR_COMM] && streq(e->v[JR_COMM], "memonlined"))
+                return true;
+        return root && e->have[JR_EXE] && endswith(e->v[JR_EXE], "/memonlined");
 }
 
 static void counters_read(const struct jr_records *r, const struct jr_entry *e, struct jr_counters *k) {
@@ -448,29 +468,40 @@ static int add_device(struct jr_records *r, const struct jr_entry *e, const stru
         return 0;
 }
 
+typedef int (*add_fn)(struct jr_records *r, const struct jr_entry *e, const struct origin *o);
+
+static add_fn adder_of(const char *message_id) {
+        static const struct { const char *id; add_fn add; } kinds[] = {
+                { MESSAGE_ID_BATCH, add_batch },
+                { MESSAGE_ID_NODE, add_node },
+                { MESSAGE_ID_FAILURE, add_failure },
+                { MESSAGE_ID_DEVICE, add_device },
+        };
+
+        for (size_t i = 0; message_id && i < ELEMENTSOF(kinds); i++)
+                if (streq(message_id, kinds[i].id))
+                        return kinds[i].add;
+        return NULL;
+}
+
 int jr_records_add(struct jr_records *r, const struct jr_entry *e) {
-        const char *id = entry_str(e, JR_MESSAGE_ID);
+        add_fn add = adder_of(entry_str(e, JR_MESSAGE_ID));
         struct origin o = { .boot = SD_ID128_NULL };
         int k;
 
-        if (!id)
+        if (!add)
                 return 0;
+        if (!r->all_sources && !jr_entry_from_memonlined(e)) {
+                r->n_untrusted++;
+                return 0;
+        }
         k = host_intern(r, entry_str(e, JR_HOSTNAME) ?: "", &o.host);
         if (k < 0)
                 return k;
         if (e->have[JR_BOOT_ID])
                 (void) sd_id128_from_string(e->v[JR_BOOT_ID], &o.boot);
         o.pid = entry_u64(e, JR_PID, NULL);
-
-        if (streq(id, MESSAGE_ID_BATCH))
-                return add_batch(r, e, &o);
-        if (streq(id, MESSAGE_ID_NODE))
-                return add_node(r, e, &o);
-        if (streq(id, MESSAGE_ID_FAILURE))
-                return add_failure(r, e, &o);
-        if (streq(id, MESSAGE_ID_DEVICE))
-                return add_device(r, e, &o);
-        return 0;
+        return add(r, e, &o);
 }
 
 static int host_index_cmp(const void *a, const void *b, void *userdata) {

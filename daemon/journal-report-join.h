@@ -29,6 +29,7 @@ enum jr_field {
         JR_DURATION, JR_GIBPS, JR_P50, JR_P99, JR_MAX, JR_LATENCY, JR_CPU_USEC,
         JR_DEVICE, JR_NAMESPACE, JR_REGION, JR_NODE, JR_WRITER_NODE, JR_ZONE, JR_CPUS,
         JR_BLOCK, JR_ERRNO, JR_ERRNO_NAME, JR_ATTEMPTS, JR_BIND, JR_ONLINE, JR_TOTAL,
+        JR_SYSTEMD_UNIT, JR_COMM, JR_EXE, JR_UID,
         _JR_FIELD_MAX,
 };
 
@@ -97,6 +98,8 @@ struct jr_records {
         size_t n_failures, a_failures;
         struct jr_device *devices;
         size_t n_devices, a_devices;
+        bool all_sources;               /* join records whoever logged them */
+        uint64_t n_untrusted;           /* our MESSAGE_IDs from another source, left out */
 
         /* only while joining */
         size_t *map;                    /* open addressing: batch index + 1, 0 = empty */
@@ -108,10 +111,22 @@ struct jr_records {
 
 int jr_records_init(struct jr_records *r);
 void jr_records_done(struct jr_records *r);
-/* Join one entry; entries without a MESSAGE_ID of ours are ignored. -ENOMEM is the only error. */
+/*
+ * Join one entry; entries without a MESSAGE_ID of ours are ignored, and
+ * unless all_sources so are those journald did not stamp as memonlined's.
+ * -ENOMEM is the only error.
+ */
 int jr_records_add(struct jr_records *r, const struct jr_entry *e);
 /* After the last entry: hosts in name order (every table lists them alike). */
 int jr_records_finish(struct jr_records *r);
+
+/*
+ * Did journald stamp the entry as memonlined's? Its trusted fields (a
+ * client cannot set fields that start with "_"): the service's unit, or
+ * the command name or executable run as root, so that another user's
+ * program named memonlined is not believed.
+ */
+bool jr_entry_from_memonlined(const struct jr_entry *e);
 
 /* Batch totals; without its batch record (filtered out or lost), from the node records. */
 void jr_batch_totals(const struct jr_batch *b, struct jr_counters *ret);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
+#include <inttypes.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <time.h>
@@ -15,7 +16,7 @@ struct options {
         const char **files;
         size_t n_files, a_files;
         struct jr_filter filter;
-        bool json, failures, no_color;
+        bool json, failures, no_color, all_sources;
 };
 
 /* ---- time parsing -------------------------------------------------------- */
@@ -136,6 +137,7 @@ static void help(FILE *out) {
               "     --device=DAX      Only batches and conversions of this dax device (e.g. dax0.0)\n"
               "     --json            One JSON object per batch, per line\n"
               "     --failures        List failed blocks instead of batches\n"
+              "     --all-sources     Also records that journald did not stamp as memonlined's\n"
               "     --no-color        No colour (also NO_COLOR=1)\n"
               "     --no-pager        Accepted for journalctl habits; output is never paged\n"
               "  -h --help            Show this help\n", out);
@@ -162,7 +164,7 @@ static void options_done(struct options *o) {
 static int parse_argv(struct options *o, int argc, char **argv) {
         enum {
                 ARG_FILE = 0x100, ARG_HOST, ARG_NODE, ARG_DEVICE, ARG_JSON, ARG_FAILURES,
-                ARG_NO_COLOR, ARG_NO_PAGER,
+                ARG_NO_COLOR, ARG_NO_PAGER, ARG_ALL_SOURCES,
         };
         static const struct option options[] = {
                 { "help",      no_argument,       NULL, 'h'          },
@@ -178,6 +180,7 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                 { "failures",  no_argument,       NULL, ARG_FAILURES },
                 { "no-color",  no_argument,       NULL, ARG_NO_COLOR },
                 { "no-pager",  no_argument,       NULL, ARG_NO_PAGER },
+                { "all-sources", no_argument,     NULL, ARG_ALL_SOURCES },
                 {}
         };
         struct jr_query *q = &o->query;
@@ -249,6 +252,9 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                         o->no_color = true;
                         break;
                 case ARG_NO_PAGER:
+                        break;
+                case ARG_ALL_SOURCES:
+                        o->all_sources = true;
                         break;
                 default:
                         return -EINVAL;
@@ -346,11 +352,16 @@ int journal_report_main(int argc, char **argv, FILE *out) {
                 fprintf(stderr, "report: cannot create the C locale: %s\n", strerror(-r));
                 return r;
         }
+        rec.all_sources = o.all_sources;
         r = jr_read_journal(&o.query, &rec, &what);
         if (r < 0) {
                 log_read_error(&o.query, what, r);
                 return r;
         }
+        if (rec.n_untrusted > 0)
+                fprintf(stderr, "report: left out %" PRIu64 " record%s with memonlined's MESSAGE_IDs that journald did "
+                        "not stamp as memonlined's (--all-sources includes them)\n", rec.n_untrusted,
+                        rec.n_untrusted == 1 ? "" : "s");
         r = jr_records_finish(&rec);
         if (r >= 0 && !o.failures)
                 r = jr_visible_batches(&rec, &o.filter, &vis, &view.n_vis);

@@ -46,10 +46,16 @@ static const char *journal_remote(void) {
 
 /* ---- export format writers ----------------------------------------------- */
 
-static void head(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, const char *id) {
+/* An entry's head; source: the trusted fields that say who logged it. */
+static void head_from(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, const char *id,
+                      const char *source) {
         fprintf(f, "__REALTIME_TIMESTAMP=%" PRIu64 "\n__MONOTONIC_TIMESTAMP=%" PRIu64 "\n", USEC(sec),
                 USEC(sec - T0 + 100));
-        fprintf(f, "_BOOT_ID=%s\n_HOSTNAME=%s\n_PID=%u\n_COMM=memonlined\nMESSAGE_ID=%s\n", boot, host, pid, id);
+        fprintf(f, "_BOOT_ID=%s\n_HOSTNAME=%s\n_PID=%u\n%sMESSAGE_ID=%s\n", boot, host, pid, source, id);
+}
+
+static void head(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, const char *id) {
+        head_from(f, host, boot, pid, sec, id, "_COMM=memonlined\n_UID=0\n");
 }
 
 static void counters(FILE *f, unsigned blocks, uint64_t dur_usec, unsigned failed) {
@@ -728,6 +734,47 @@ static void test_usage_errors(void **state) {
         assert_true(run_report(&out, "-D", "/nonexistent/memonline", NULL) < 0);
 }
 
+/* By default only records journald stamped as memonlined's count. */
+static void test_sources(void **state) {
+        static const char *const sources[] = {
+                "_SYSTEMD_UNIT=memonlined.service\n_UID=0\n",                  /* trusted */
+                "_COMM=memonlined\n_UID=0\n",                                   /* trusted */
+                "_EXE=/usr/local/sbin/memonlined\n_UID=0\n",                    /* trusted */
+                "_COMM=memonlined\n_EXE=/home/mallory/memonlined\n_UID=1000\n", /* another user's */
+                "_COMM=logger\n_EXE=/usr/bin/logger\n_UID=0\n",                  /* logger(1) */
+                "_EXE=/tmp/notmemonlined\n_UID=0\n",
+                "",                                                             /* no trusted fields */
+        };
+        struct fixture *fx = *state;
+        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL, *v = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&text, &n);
+
+        if (!fx->dir)
+                skip();
+
+        assert_non_null(f);
+        for (unsigned i = 0; i < ELEMENTSOF(sources); i++) {
+                head_from(f, "src", BOOT_A, 400, T0 + i, MESSAGE_ID_BATCH, sources[i]);
+                fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_TRIGGER=udev\n", i + 1);
+                counters(f, 8, 1000000, 0);
+                fputc('\n', f);
+        }
+        fclose(f);
+        assert_true(asprintf(&path, "%s/sources.journal", fx->dir) > 0);
+        make_journal(text, path);
+
+        assert_int_equal(run_report(&out, "--file", path, "--json", NULL), 0);
+        v = jq(out, ".batch");
+        assert_string_equal(v, "1\n2\n3");
+        free(v);
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--all-sources", "--json", NULL), 0);
+        v = jq(out, ".batch");
+        assert_string_equal(v, "1\n2\n3\n4\n5\n6\n7");
+        unlink(path);
+}
+
 /* 20,000 records from one host: read and summarised without trouble. */
 static void test_large(void **state) {
         struct fixture *fx = *state;
@@ -923,6 +970,7 @@ int main(void) {
                 cmocka_unit_test(test_usage_errors),
                 cmocka_unit_test(test_large),
                 cmocka_unit_test(test_hostile_fields),
+                cmocka_unit_test(test_sources),
                 cmocka_unit_test(test_parse_time),
                 cmocka_unit_test(test_status_json),
                 cmocka_unit_test(test_status_text),

@@ -161,6 +161,7 @@ static void counters_read(const struct jr_records *r, const struct jr_entry *e, 
 
 int jr_records_init(struct jr_records *r) {
         *r = (struct jr_records) {};
+        hash_key_random(r->hash_key);
         r->c_locale = newlocale(LC_ALL_MASK, "C", (locale_t) 0);
         return r->c_locale == (locale_t) 0 ? -errno : 0;
 }
@@ -186,7 +187,9 @@ void jr_records_done(struct jr_records *r) {
         for (size_t i = 0; i < r->n_batches; i++)
                 batch_free(&r->batches[i]);
         free(r->batches);
-        free(r->map);
+        idx_map_done(&r->host_map);
+        idx_map_done(&r->batch_map);
+        idx_map_done(&r->proc_map);
         for (size_t i = 0; i < r->n_failures; i++) {
                 free(r->failures[i].block);
                 free(r->failures[i].errno_name);
@@ -206,13 +209,16 @@ void jr_records_done(struct jr_records *r) {
 }
 
 static int host_intern(struct jr_records *r, const char *name, size_t *ret) {
+        size_t cur = 0, i;
+        uint64_t h;
         char *s;
 
         if (r->last_host < r->n_hosts && streq(r->hosts[r->last_host], name)) {
                 *ret = r->last_host;
                 return 0;
         }
-        for (size_t i = 0; i < r->n_hosts; i++)
+        h = siphash24(name, strlen(name), r->hash_key);
+        while ((i = idx_map_next(&r->host_map, h, &cur)) != SIZE_MAX)
                 if (streq(r->hosts[i], name)) {
                         *ret = r->last_host = i;
                         return 0;
@@ -222,85 +228,59 @@ static int host_intern(struct jr_records *r, const char *name, size_t *ret) {
         s = strdup(name);
         if (!s)
                 return -ENOMEM;
+        if (idx_map_put(&r->host_map, h, r->n_hosts) < 0) {
+                free(s);
+                return -ENOMEM;
+        }
         r->hosts[r->n_hosts] = s;
         *ret = r->last_host = r->n_hosts++;
         return 0;
 }
 
-static uint64_t batch_hash(size_t host, sd_id128_t boot, uint64_t pid, uint64_t seq) {
-        uint64_t a, b, h;
+/* The hashed identity of a daemon process and of one of its batches; no padding. */
+struct proc_key {
+        uint64_t host;
+        sd_id128_t boot;
+        uint64_t pid;
+        uint64_t seq;           /* 0 for the process */
+};
 
-        memcpy(&a, boot.bytes, 8);
-        memcpy(&b, boot.bytes + 8, 8);
-        h = a ^ (b * 0x9e3779b97f4a7c15ULL) ^ (pid * 0xc2b2ae3d27d4eb4fULL) ^
-            (seq * 0x165667b19e3779f9ULL) ^ ((uint64_t) host * 0x27d4eb2f165667c5ULL);
-        /* splitmix64 finaliser */
-        h ^= h >> 30;
-        h *= 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 27;
-        h *= 0x94d049bb133111ebULL;
-        h ^= h >> 31;
-        return h;
-}
+static uint64_t key_hash(const struct jr_records *r, size_t host, sd_id128_t boot, uint64_t pid, uint64_t seq) {
+        struct proc_key k = { .host = host, .boot = boot, .pid = pid, .seq = seq };
 
-static void map_insert(size_t *map, size_t cap, const struct jr_batch *b, size_t idx) {
-        size_t i = (size_t) batch_hash(b->host, b->boot, b->pid, b->seq) & (cap - 1);
-
-        while (map[i] != 0)
-                i = (i + 1) & (cap - 1);
-        map[i] = idx + 1;
-}
-
-static int map_grow(struct jr_records *r) {
-        size_t cap = r->map_cap ? r->map_cap * 2 : 1024;
-        size_t *m = calloc(cap, sizeof(size_t));
-
-        if (!m)
-                return -ENOMEM;
-        for (size_t i = 0; i < r->n_batches; i++)
-                map_insert(m, cap, &r->batches[i], i);
-        free(r->map);
-        r->map = m;
-        r->map_cap = cap;
-        return 0;
+        return siphash24(&k, sizeof(k), r->hash_key);
 }
 
 static int batch_get(struct jr_records *r, size_t host, sd_id128_t boot, uint64_t pid, uint64_t seq,
                      uint64_t realtime, size_t *ret) {
+        uint64_t h = key_hash(r, host, boot, pid, seq);
+        size_t cur = 0, i;
         struct jr_batch *b;
-        int k;
 
-        if (r->map_cap > 0) {
-                size_t i = (size_t) batch_hash(host, boot, pid, seq) & (r->map_cap - 1);
-
-                for (; r->map[i] != 0; i = (i + 1) & (r->map_cap - 1)) {
-                        b = &r->batches[r->map[i] - 1];
-                        if (b->seq == seq && b->pid == pid && b->host == host && sd_id128_equal(b->boot, boot)) {
-                                *ret = r->map[i] - 1;
-                                return 0;
-                        }
+        while ((i = idx_map_next(&r->batch_map, h, &cur)) != SIZE_MAX) {
+                b = &r->batches[i];
+                if (b->seq == seq && b->pid == pid && b->host == host && sd_id128_equal(b->boot, boot)) {
+                        *ret = i;
+                        return 0;
                 }
         }
-        if ((r->n_batches + 1) * 2 > r->map_cap) {
-                k = map_grow(r);
-                if (k < 0)
-                        return k;
-        }
-        if (GROW(r->batches, r->a_batches, r->n_batches + 1) < 0)
+        if (GROW(r->batches, r->a_batches, r->n_batches + 1) < 0 || idx_map_put(&r->batch_map, h, r->n_batches) < 0)
                 return -ENOMEM;
         b = &r->batches[r->n_batches];
         *b = (struct jr_batch) {
                 .host = host, .boot = boot, .pid = pid, .seq = seq,
                 .realtime = realtime, .device_rec = JR_NONE,
         };
-        map_insert(r->map, r->map_cap, b, r->n_batches);
         *ret = r->n_batches++;
         return 0;
 }
 
 static struct jr_proc *proc_find(struct jr_records *r, size_t host, sd_id128_t boot, uint64_t pid) {
-        for (size_t i = r->n_procs; i > 0; i--) {
-                struct jr_proc *p = &r->procs[i - 1];
+        uint64_t h = key_hash(r, host, boot, pid, 0);
+        size_t cur = 0, i;
+
+        while ((i = idx_map_next(&r->proc_map, h, &cur)) != SIZE_MAX) {
+                struct jr_proc *p = &r->procs[i];
 
                 if (p->pid == pid && p->host == host && sd_id128_equal(p->boot, boot))
                         return p;
@@ -312,7 +292,8 @@ static int proc_note(struct jr_records *r, size_t host, sd_id128_t boot, uint64_
         struct jr_proc *p = proc_find(r, host, boot, pid);
 
         if (!p) {
-                if (GROW(r->procs, r->a_procs, r->n_procs + 1) < 0)
+                if (GROW(r->procs, r->a_procs, r->n_procs + 1) < 0 ||
+                    idx_map_put(&r->proc_map, key_hash(r, host, boot, pid, 0), r->n_procs) < 0)
                         return -ENOMEM;
                 p = &r->procs[r->n_procs++];
                 *p = (struct jr_proc) { .host = host, .boot = boot, .pid = pid };
@@ -517,9 +498,10 @@ int jr_records_finish(struct jr_records *r) {
 
         if (!order || !rank || !sorted)
                 return -ENOMEM;
-        /* The batch map and process list hash host indices; joining is over, so drop them. */
-        free(TAKE_PTR(r->map));
-        r->map_cap = 0;
+        /* The maps and the process list hold host indices; joining is over, so drop them. */
+        idx_map_done(&r->host_map);
+        idx_map_done(&r->batch_map);
+        idx_map_done(&r->proc_map);
         free(TAKE_PTR(r->procs));
         r->n_procs = r->a_procs = 0;
         if (r->n_hosts == 0)

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-id128.h>
+#include "hash.h"
 
 #define JR_NONE SIZE_MAX
 #define JR_VALUE_MAX 512
@@ -101,9 +102,10 @@ struct jr_records {
         bool all_sources;               /* join records whoever logged them */
         uint64_t n_untrusted;           /* our MESSAGE_IDs from another source, left out */
 
+        uint8_t hash_key[HASH_KEY_SIZE];
+
         /* only while joining */
-        size_t *map;                    /* open addressing: batch index + 1, 0 = empty */
-        size_t map_cap;
+        struct idx_map host_map, batch_map, proc_map;
         struct jr_proc *procs;
         size_t n_procs, a_procs;
         locale_t c_locale;

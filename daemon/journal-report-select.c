@@ -94,8 +94,25 @@ static int node_sum_cmp(const void *a, const void *b) {
         return (x->node > y->node) - (x->node < y->node);
 }
 
+/* The sum of host and node, created on first sight. */
+static struct jr_node_sum *node_sum_get(const struct jr_records *r, struct idx_map *map, struct jr_node_sum **sums,
+                                        size_t *n, size_t *a, size_t host, int node) {
+        struct { uint64_t host; int64_t node; } key = { host, node };
+        uint64_t h = siphash24(&key, sizeof(key), r->hash_key);
+        size_t cur = 0, i;
+
+        while ((i = idx_map_next(map, h, &cur)) != SIZE_MAX)
+                if ((*sums)[i].host == host && (*sums)[i].node == node)
+                        return &(*sums)[i];
+        if (GROW(*sums, *a, *n + 1) < 0 || idx_map_put(map, h, *n) < 0)
+                return NULL;
+        (*sums)[*n] = (struct jr_node_sum) { .host = host, .node = node };
+        return &(*sums)[(*n)++];
+}
+
 int jr_node_sums(const struct jr_records *r, const struct jr_filter *f, const size_t *vis, size_t n_vis,
                  struct jr_node_sum **ret, size_t *ret_n) {
+        _cleanup_(idx_map_done) struct idx_map map = {};
         _cleanup_free_ struct jr_node_sum *sums = NULL;
         size_t n = 0, a = 0;
 
@@ -104,21 +121,13 @@ int jr_node_sums(const struct jr_records *r, const struct jr_filter *f, const si
 
                 for (size_t k = 0; k < b->n_nodes; k++) {
                         const struct jr_node *nr = &b->nodes[k];
-                        struct jr_node_sum *s = NULL;
+                        struct jr_node_sum *s;
 
                         if (!jr_node_visible(f, nr->node))
                                 continue;
-                        for (size_t q = 0; q < n; q++)
-                                if (sums[q].host == b->host && sums[q].node == nr->node) {
-                                        s = &sums[q];
-                                        break;
-                                }
-                        if (!s) {
-                                if (GROW(sums, a, n + 1) < 0)
-                                        return -ENOMEM;
-                                s = &sums[n++];
-                                *s = (struct jr_node_sum) { .host = b->host, .node = nr->node };
-                        }
+                        s = node_sum_get(r, &map, &sums, &n, &a, b->host, nr->node);
+                        if (!s)
+                                return -ENOMEM;
                         s->batches++;
                         s->blocks += nr->c.blocks;
                         s->bytes += nr->c.bytes;
@@ -143,37 +152,67 @@ static int double_cmp(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
+/* The visible batches grouped by host, in one pass: *ret_start[h] .. [h + 1] index into *ret_order. */
+static int group_by_host(const struct jr_records *r, const size_t *vis, size_t n_vis, size_t **ret_order,
+                         size_t **ret_start) {
+        _cleanup_free_ size_t *start = calloc(r->n_hosts + 1, sizeof(size_t));
+        _cleanup_free_ size_t *order = calloc(n_vis ?: 1, sizeof(size_t));
+        _cleanup_free_ size_t *fill = calloc(r->n_hosts ?: 1, sizeof(size_t));
+
+        if (!start || !order || !fill)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_vis; i++)
+                start[r->batches[vis[i]].host + 1]++;
+        for (size_t h = 0; h < r->n_hosts; h++)
+                start[h + 1] += start[h];
+        for (size_t i = 0; i < n_vis; i++) {
+                size_t h = r->batches[vis[i]].host;
+
+                order[start[h] + fill[h]++] = vis[i];
+        }
+        *ret_order = TAKE_PTR(order);
+        *ret_start = TAKE_PTR(start);
+        return 0;
+}
+
+/* One host's totals and median GiB/s; rates has room for its batches. */
+static void host_sum(const struct jr_records *r, const size_t *batches, size_t n, double *rates,
+                     struct jr_host_sum *s) {
+        size_t n_rates = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                struct jr_counters k;
+
+                jr_batch_totals(&r->batches[batches[i]], &k);
+                s->batches++;
+                s->blocks += k.blocks;
+                s->bytes += k.bytes;
+                if (k.bytes > 0 && (k.duration_usec > 0 || k.have_gibps))
+                        rates[n_rates++] = jr_counters_gibps(&k);
+        }
+        s->median_gibps = -1;
+        if (n_rates == 0)
+                return;
+        qsort(rates, n_rates, sizeof(double), double_cmp);
+        s->median_gibps = n_rates % 2 ? rates[n_rates / 2] : (rates[n_rates / 2 - 1] + rates[n_rates / 2]) / 2;
+}
+
 int jr_host_sums(const struct jr_records *r, const size_t *vis, size_t n_vis, struct jr_host_sum **ret,
                  size_t *ret_slowest) {
         _cleanup_free_ double *rates = calloc(n_vis ?: 1, sizeof(double));
         _cleanup_free_ struct jr_host_sum *sums = calloc(r->n_hosts ?: 1, sizeof(struct jr_host_sum));
+        _cleanup_free_ size_t *order = NULL, *start = NULL;
         size_t slowest = JR_NONE;
         double fastest = -1;
 
-        if (!rates || !sums)
+        if (!rates || !sums || group_by_host(r, vis, n_vis, &order, &start) < 0)
                 return -ENOMEM;
         for (size_t h = 0; h < r->n_hosts; h++) {
                 struct jr_host_sum *s = &sums[h];
-                size_t n = 0;
 
-                for (size_t i = 0; i < n_vis; i++) {
-                        const struct jr_batch *b = &r->batches[vis[i]];
-                        struct jr_counters k;
-
-                        if (b->host != h)
-                                continue;
-                        jr_batch_totals(b, &k);
-                        s->batches++;
-                        s->blocks += k.blocks;
-                        s->bytes += k.bytes;
-                        if (k.bytes > 0 && (k.duration_usec > 0 || k.have_gibps))
-                                rates[n++] = jr_counters_gibps(&k);
-                }
-                s->median_gibps = -1;
-                if (n == 0)
+                host_sum(r, order + start[h], start[h + 1] - start[h], rates, s);
+                if (s->median_gibps < 0)
                         continue;
-                qsort(rates, n, sizeof(double), double_cmp);
-                s->median_gibps = n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
                 if (slowest == JR_NONE || s->median_gibps < sums[slowest].median_gibps)
                         slowest = h;
                 fastest = MAX(fastest, s->median_gibps);

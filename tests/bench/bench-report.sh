@@ -7,8 +7,9 @@
 # machine, and every batch its own daemon process. Runs the report 3 times
 # with the table output and 3 times with each REPORT-OPTIONS word (default
 # --json-lines, or --json on builds that have no --json-lines, where --json
-# printed the same JSON lines) and prints the median wall time of each as
-# one JSON line.
+# printed the same JSON lines) and prints the median wall time and the
+# median CPU time (user + system) of each as one JSON line. On a loaded
+# host the CPU time is the steadier figure.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${1:?usage: bench-report.sh MEMONLINED [HOSTS [BATCHES [NODES]]] [-- REPORT-OPTIONS]}
@@ -31,20 +32,23 @@ python3 "$HERE/report-journal.py" --hosts "$HOSTS" --batches "$BATCHES" --nodes 
 "$REMOTE" -o "$T/bench.journal" "$T/export" 2>/dev/null
 entries=$(( HOSTS * BATCHES * (1 + NODES) ))
 
-median3() {  # one mode: median of 3 wall times in seconds
-        local ts=() i s e
+median3() {  # one mode: "WALL CPU", the medians of 3 runs in seconds
+        local walls=() cpus=() i t
         for i in 1 2 3; do
-                s=$(date +%s.%N)
-                "$BIN" report --file "$T/bench.journal" --no-color "$@" >/dev/null
-                e=$(date +%s.%N)
-                ts+=("$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')")
+                /usr/bin/time -f '%e %U %S' -o "$T/time" \
+                        "$BIN" report --file "$T/bench.journal" --no-color "$@" >/dev/null 2>&1
+                read -r t u s < "$T/time"
+                walls+=("$t")
+                cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')")
         done
-        printf '%s\n' "${ts[@]}" | sort -n | sed -n 2p
+        echo "$(printf '%s\n' "${walls[@]}" | sort -n | sed -n 2p) $(printf '%s\n' "${cpus[@]}" | sort -n | sed -n 2p)"
 }
 
-printf '{"entries":%d,"hosts":%d,"batches_per_host":%d,"nodes":%d,"table_s":%s' \
-        "$entries" "$HOSTS" "$BATCHES" "$NODES" "$(median3)"
+read -r wall cpu <<<"$(median3)"
+printf '{"entries":%d,"hosts":%d,"batches_per_host":%d,"nodes":%d,"table_wall_s":%s,"table_cpu_s":%s' \
+        "$entries" "$HOSTS" "$BATCHES" "$NODES" "$wall" "$cpu"
 for m in "${MODES[@]}"; do
-        printf ',"%s_s":%s' "${m#--}" "$(median3 "$m")"
+        read -r wall cpu <<<"$(median3 "$m")"
+        printf ',"%s_wall_s":%s,"%s_cpu_s":%s' "${m#--}" "$wall" "${m#--}" "$cpu"
 done
 printf '}\n'

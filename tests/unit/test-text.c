@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "escape.h"
+#include "hash.h"
 #include "json.h"
 #include "util.h"
+
 
 static char *json_of(const char *s) {
         char *buf = NULL;
@@ -109,12 +111,55 @@ static void test_json_string(void **state) {
         }
 }
 
+static void test_siphash(void **state) {
+        uint8_t key[HASH_KEY_SIZE], msg[64], other[HASH_KEY_SIZE];
+
+        /* The reference vectors: key 00..0f, message 00..len-1. */
+        for (unsigned i = 0; i < sizeof(key); i++)
+                key[i] = (uint8_t) i;
+        for (unsigned i = 0; i < sizeof(msg); i++)
+                msg[i] = (uint8_t) i;
+        assert_true(siphash24(msg, 0, key) == 0x726fdb47dd0e0e31ULL);
+        assert_true(siphash24(msg, 15, key) == 0xa129ca6149be45e5ULL);
+        /* another key, another hash */
+        hash_key_random(other);
+        assert_true(memcmp(key, other, sizeof(key)) != 0);
+        assert_true(siphash24(msg, 15, other) != siphash24(msg, 15, key));
+}
+
+static void test_idx_map(void **state) {
+        _cleanup_(idx_map_done) struct idx_map m = {};
+        size_t cur, seen[3] = {}, i;
+
+        cur = 0;
+        assert_true(idx_map_next(&m, 7, &cur) == SIZE_MAX);
+        /* 3 indices share hash 7: every one comes back, none of the others */
+        for (size_t k = 0; k < 999; k++)
+                assert_int_equal(idx_map_put(&m, k % 333 == 0 ? 7 : k * 0x9e3779b97f4a7c15ULL, k), 0);
+        assert_true(m.cap >= 2 * m.n);
+        cur = 0;
+        while ((i = idx_map_next(&m, 7, &cur)) != SIZE_MAX) {
+                assert_true(i % 333 == 0 && i / 333 < 3);
+                seen[i / 333]++;
+        }
+        assert_int_equal(seen[0] + seen[1] + seen[2], 3);
+        assert_int_equal(seen[0] * seen[1] * seen[2], 1);
+        for (size_t k = 1; k < 999; k++) {
+                if (k % 333 == 0)
+                        continue;
+                cur = 0;
+                assert_int_equal(idx_map_next(&m, k * 0x9e3779b97f4a7c15ULL, &cur), k);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_decode),
                 cmocka_unit_test(test_escape_untrusted),
                 cmocka_unit_test(test_utf8_sanitize),
                 cmocka_unit_test(test_json_string),
+                cmocka_unit_test(test_siphash),
+                cmocka_unit_test(test_idx_map),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include "journal-report.h"
 #include "journal-report-read.h"
 #include "journal-report-render.h"
+#include "timeparse.h"
 #include "util.h"
 
 /* The command line: what to read, what to show, how. */
@@ -19,109 +20,6 @@ struct options {
         bool json, failures, no_color, all_sources;
 };
 
-/* ---- time parsing -------------------------------------------------------- */
-
-static int local_midnight(uint64_t now, int day_offset, uint64_t *ret) {
-        time_t t = (time_t) (now / USEC_PER_SEC);
-        struct tm tm;
-        time_t m;
-
-        if (!localtime_r(&t, &tm))
-                return -EINVAL;
-        tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-        tm.tm_mday += day_offset;       /* mktime normalises, also across DST */
-        tm.tm_isdst = -1;
-        m = mktime(&tm);
-        if (m == (time_t) -1 || m < 0)
-                return -EINVAL;
-        *ret = (uint64_t) m * USEC_PER_SEC;
-        return 0;
-}
-
-static int parse_relative(const char *s, uint64_t now, uint64_t *ret) {
-        static const struct { const char *suffix; uint64_t usec; } units[] = {
-                { "",     USEC_PER_SEC },
-                { "s",    USEC_PER_SEC },
-                { "sec",  USEC_PER_SEC },
-                { "m",    60 * USEC_PER_SEC },
-                { "min",  60 * USEC_PER_SEC },
-                { "h",    3600 * USEC_PER_SEC },
-                { "d",    86400 * USEC_PER_SEC },
-                { "w",    7 * 86400 * USEC_PER_SEC },
-        };
-        bool minus = s[0] == '-';
-        unsigned long long n;
-        char *end;
-
-        if (s[1] < '0' || s[1] > '9')
-                return -EINVAL;
-        errno = 0;
-        n = strtoull(s + 1, &end, 10);
-        if (errno != 0)
-                return -ERANGE;
-        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
-                uint64_t d;
-
-                if (!streq(end, units[i].suffix))
-                        continue;
-                if (n > UINT64_MAX / units[i].usec)
-                        return -ERANGE;
-                d = n * units[i].usec;
-                if (minus)
-                        *ret = d > now ? 0 : now - d;
-                else
-                        *ret = d > UINT64_MAX - now ? UINT64_MAX : now + d;
-                return 0;
-        }
-        return -EINVAL;
-}
-
-int journal_report_parse_time(const char *s, uint64_t now, uint64_t *ret) {
-        static const char *const formats[] = { "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d" };
-
-        if (!s || !*s)
-                return -EINVAL;
-        if (streq(s, "now")) {
-                *ret = now;
-                return 0;
-        }
-        if (streq(s, "today"))
-                return local_midnight(now, 0, ret);
-        if (streq(s, "yesterday"))
-                return local_midnight(now, -1, ret);
-        if (streq(s, "tomorrow"))
-                return local_midnight(now, 1, ret);
-        if (s[0] == '-' || s[0] == '+')
-                return parse_relative(s, now, ret);
-        if (s[0] == '@') {
-                uint64_t v;
-                int r = parse_u64(s + 1, 10, &v);
-
-                if (r < 0)
-                        return r;
-                if (v > UINT64_MAX / USEC_PER_SEC)
-                        return -ERANGE;
-                *ret = v * USEC_PER_SEC;
-                return 0;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(formats); i++) {
-                struct tm tm = {};
-                const char *end;
-                time_t t;
-
-                end = strptime(s, formats[i], &tm);
-                if (!end || *end != '\0')
-                        continue;
-                tm.tm_isdst = -1;
-                t = mktime(&tm);
-                if (t == (time_t) -1 || t < 0)
-                        return -EINVAL;
-                *ret = (uint64_t) t * USEC_PER_SEC;
-                return 0;
-        }
-        return -EINVAL;
-}
-
 /* ---- options ------------------------------------------------------------- */
 
 static void help(FILE *out) {
@@ -129,7 +27,8 @@ static void help(FILE *out) {
               "Summarise memonlined's batch, node, failure and device records from the journal.\n\n"
               "  -D --directory=DIR   Read the journal files in DIR (e.g. systemd-journal-remote output)\n"
               "     --file=FILE       Read this journal file (repeatable)\n"
-              "  -S --since=TIME      Records at or after TIME (\"2024-05-01 10:00:00\", \"-1h\", \"today\")\n"
+              "  -S --since=TIME      Records at or after TIME, as journalctl takes it (\"2024-05-01 10:00:00\",\n"
+              "                       \"2024-05-01T10:00\", \"-1h30min\", \"1 hour ago\", \"today\", \"@EPOCH\")\n"
               "  -U --until=TIME      Records at or before TIME\n"
               "  -b --boot[=ID|0]     Only this boot (0: the current boot)\n"
               "     --host=NAME       Only records from this _HOSTNAME\n"
@@ -209,7 +108,7 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                         break;
                 case 'S':
                 case 'U':
-                        r = journal_report_parse_time(optarg, now, opt == 'S' ? &q->since : &q->until);
+                        r = parse_timestamp_usec(optarg, now, opt == 'S' ? &q->since : &q->until);
                         if (r < 0) {
                                 fprintf(stderr, "report: cannot parse %s time \"%s\"\n",
                                         opt == 'S' ? "--since" : "--until", optarg);

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -17,10 +15,3 @@
  * Returns 0 (also when no records match), 1 for bad usage, -errno on failure.
  */
 int journal_report_main(int argc, char **argv, FILE *out);
-
-/*
- * Parse a --since/--until time: "YYYY-MM-DD HH:MM[:SS]", "YYYY-MM-DD",
- * "@EPOCH", "-1h"/"-30m"/"-2d"/"+10s" relative to now, "now", "today",
- * "yesterday". Local time. now is CLOCK_REALTIME in µs.
- */
-int journal_report_parse_time(const char *s, uint64_t now, uint64_t *ret);

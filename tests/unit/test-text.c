@@ -5,11 +5,14 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <time.h>
 #include "escape.h"
 #include "hash.h"
+#include "timeparse.h"
 #include "json.h"
 #include "util.h"
 
+#define T0 1700000000ULL        /* 2023-11-14 22:13:20 UTC */
 
 static char *json_of(const char *s) {
         char *buf = NULL;
@@ -152,6 +155,132 @@ static void test_idx_map(void **state) {
         }
 }
 
+static void test_parse_time(void **state) {
+        const uint64_t now = (T0 + 3600) * USEC_PER_SEC;        /* 2023-11-14 23:13:20 UTC */
+        uint64_t t;
+
+        assert_int_equal(parse_timestamp_usec("2023-11-14 22:13:20", now, &t), 0);
+        assert_int_equal(t, T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14 22:13", now, &t), 0);
+        assert_int_equal(t, (T0 - 20) * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14", now, &t), 0);
+        assert_int_equal(t, 1699920000 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("today", now, &t), 0);
+        assert_int_equal(t, 1699920000 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("yesterday", now, &t), 0);
+        assert_int_equal(t, (1699920000 - 86400) * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("now", now, &t), 0);
+        assert_int_equal(t, now);
+        assert_int_equal(parse_timestamp_usec("-1h", now, &t), 0);
+        assert_int_equal(t, T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("-30m", now, &t), 0);
+        assert_int_equal(t, (T0 + 1800) * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("-2d", now, &t), 0);
+        assert_int_equal(t, now - 2 * 86400 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("+10s", now, &t), 0);
+        assert_int_equal(t, now + 10 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("@1700000000", now, &t), 0);
+        assert_int_equal(t, T0 * USEC_PER_SEC);
+
+        t = 42;
+        assert_int_equal(parse_timestamp_usec("-1x", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("-h", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("2023-11-14 22", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("tuesday", now, &t), -EINVAL);
+        assert_int_equal(t, 42);
+}
+
+static void check_span(const char *s, uint64_t want) {
+        uint64_t v = 0;
+
+        assert_int_equal(parse_timespan_usec(s, &v), 0);
+        assert_true(v == want);
+}
+
+static void test_parse_timespan(void **state) {
+        uint64_t v = 42;
+
+        check_span("90", 90 * USEC_PER_SEC);
+        check_span("1h30min", 5400 * USEC_PER_SEC);
+        check_span("1h 30min", 5400 * USEC_PER_SEC);
+        check_span("1.5h", 5400 * USEC_PER_SEC);
+        check_span("2 days", 2 * 86400 * USEC_PER_SEC);
+        check_span("1 hour", 3600 * USEC_PER_SEC);
+        check_span("5m", 300 * USEC_PER_SEC);
+        check_span("1M", 2629800 * USEC_PER_SEC);
+        check_span("1y", 31557600 * USEC_PER_SEC);
+        check_span("250ms", 250 * USEC_PER_MSEC);
+        check_span("7\xc2\xb5s", 7);
+        check_span("1w 2d 3h 4min 5s 6ms 7us", ((9 * 24 + 3) * 3600 + 4 * 60 + 5) * USEC_PER_SEC + 6007);
+        assert_int_equal(parse_timespan_usec("", &v), -EINVAL);
+        assert_int_equal(parse_timespan_usec("h", &v), -EINVAL);
+        assert_int_equal(parse_timespan_usec("1x", &v), -EINVAL);
+        assert_int_equal(parse_timespan_usec("1 hourish", &v), -EINVAL);
+        assert_int_equal(parse_timespan_usec("1.h", &v), -EINVAL);
+        assert_int_equal(parse_timespan_usec("99999999999999y", &v), -ERANGE);
+        assert_int_equal(v, 42);
+}
+
+/* The forms journalctl --since takes that the report refused before. */
+static void test_parse_timestamp_journalctl(void **state) {
+        const uint64_t now = (T0 + 3600) * USEC_PER_SEC;        /* Tue 2023-11-14 23:13:20 UTC */
+        uint64_t t;
+
+        assert_int_equal(parse_timestamp_usec("-1h30min", now, &t), 0);
+        assert_true(t == now - 5400 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("1 hour ago", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("90min ago", now, &t), 0);
+        assert_true(t == now - 5400 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2h left", now, &t), 0);
+        assert_true(t == now + 7200 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14T22:13:20", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14T22:13", now, &t), 0);
+        assert_true(t == (T0 - 20) * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14 22:13:20.250000", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC + 250000);
+        assert_int_equal(parse_timestamp_usec("Tue 2023-11-14 22:13:20", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("tuesday 2023-11-14", now, &t), 0);
+        assert_true(t == 1699920000 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("23-11-14 22:13:20", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("22:13:20", now, &t), 0);           /* today */
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("22:13", now, &t), 0);
+        assert_true(t == (T0 - 20) * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("@1700000000.5", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC + 500000);
+        assert_int_equal(parse_timestamp_usec("epoch", now, &t), 0);
+        assert_true(t == 0);
+        assert_int_equal(parse_timestamp_usec("tomorrow", now, &t), 0);
+        assert_true(t == (1699920000 + 86400) * USEC_PER_SEC);
+        /* zones: the test runs with TZ=UTC, so an offset shows */
+        assert_int_equal(parse_timestamp_usec("2023-11-14 22:13:20 UTC", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14T22:13:20Z", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14T23:13:20+01:00", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+        assert_int_equal(parse_timestamp_usec("2023-11-14 21:13:20 -0100", now, &t), 0);
+        assert_true(t == T0 * USEC_PER_SEC);
+
+        t = 42;
+        assert_int_equal(parse_timestamp_usec("Mon 2023-11-14", now, &t), -EINVAL);      /* a Tuesday */
+        assert_int_equal(parse_timestamp_usec("2023-02-30", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("2023-13-01", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("2023-11-14 24:00", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("2023-11-14 22:13:20 CEST", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("2023-11-14T", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("1 hour", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("ago", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("@", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("@12x", now, &t), -EINVAL);
+        assert_int_equal(t, 42);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_decode),
@@ -160,7 +289,13 @@ int main(void) {
                 cmocka_unit_test(test_json_string),
                 cmocka_unit_test(test_siphash),
                 cmocka_unit_test(test_idx_map),
+                cmocka_unit_test(test_parse_time),
+                cmocka_unit_test(test_parse_timespan),
+                cmocka_unit_test(test_parse_timestamp_journalctl),
         };
 
+        /* Times are local time; pin it. */
+        setenv("TZ", "UTC", 1);
+        tzset();
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,19 @@ struct jr_query {
         sd_id128_t boot;
 };
 
+/* What could be opened of the journal files a query names (journal-report-files.c). */
+struct jr_files {
+        char **readable;                /* with --file: those that opened, NULL-terminated */
+        size_t n_readable, a_readable;
+        size_t n_denied, n_failed;      /* refused for permissions; failed otherwise */
+        char *first_bad;                /* the first that did not open */
+        int first_error;                /* and why, -errno */
+};
+
+/* Try every file: of q->files, in q->directory (and its machine-ID directories), or of the system journal. */
+int jr_files_check(const struct jr_query *q, struct jr_files *ret);
+void jr_files_done(struct jr_files *f);
+
 /*
  * Read the batch, node, failure and device records matching q into r.
  * On failure *ret_what says what failed ("open the journal directory", ...),

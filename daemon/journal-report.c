@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -10,6 +11,23 @@
 #include "journal-report-render.h"
 #include "timeparse.h"
 #include "util.h"
+
+_printf_(1, 2) static void report_error(const char *format, ...) {
+        int saved = errno;      /* for %m */
+        va_list ap;
+
+        fputs("memonlined report: ", stderr);
+        va_start(ap, format);
+        errno = saved;
+        vfprintf(stderr, format, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+static int log_oom(void) {
+        report_error("out of memory");
+        return -ENOMEM;
+}
 
 /* The command line: what to read, what to show, how. */
 struct options {
@@ -60,7 +78,7 @@ static void options_done(struct options *o) {
 }
 
 /* 1: go on; 0: done (help); < 0: usage error already printed. */
-static int parse_argv(struct options *o, int argc, char **argv) {
+static int parse_argv(struct options *o, int argc, char **argv_in) {
         enum {
                 ARG_FILE = 0x100, ARG_HOST, ARG_NODE, ARG_DEVICE, ARG_JSON, ARG_FAILURES,
                 ARG_NO_COLOR, ARG_NO_PAGER, ARG_ALL_SOURCES,
@@ -82,12 +100,18 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                 { "all-sources", no_argument,     NULL, ARG_ALL_SOURCES },
                 {}
         };
+        /* getopt names argv[0] in its messages: the subcommand as the user typed it */
+        _cleanup_free_ char **argv = calloc(argc + 1, sizeof(char *));
         struct jr_query *q = &o->query;
         struct timespec ts;
         uint64_t now;
         unsigned u;
         int opt, r;
 
+        if (!argv)
+                return -ENOMEM;
+        memcpy(argv, argv_in, argc * sizeof(char *));
+        argv[0] = (char *) "memonlined report";
         clock_gettime(CLOCK_REALTIME, &ts);
         now = (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
 
@@ -110,7 +134,7 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                 case 'U':
                         r = parse_timestamp_usec(optarg, now, opt == 'S' ? &q->since : &q->until);
                         if (r < 0) {
-                                fprintf(stderr, "report: cannot parse %s time \"%s\"\n",
+                                report_error("cannot parse %s time \"%s\"",
                                         opt == 'S' ? "--since" : "--until", optarg);
                                 return -EINVAL;
                         }
@@ -123,7 +147,7 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                                 arg = argv[optind++];
                         r = parse_boot(o, arg ?: "0");
                         if (r < 0) {
-                                fprintf(stderr, "report: cannot use boot \"%s\": %s\n", arg ?: "0", strerror(-r));
+                                report_error("cannot use boot \"%s\": %s", arg ?: "0", strerror(-r));
                                 return -EINVAL;
                         }
                         break;
@@ -133,7 +157,7 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                         break;
                 case ARG_NODE:
                         if (parse_unsigned(optarg, &u) < 0 || u > INT32_MAX) {
-                                fprintf(stderr, "report: invalid --node \"%s\"\n", optarg);
+                                report_error("invalid --node \"%s\"", optarg);
                                 return -EINVAL;
                         }
                         o->filter.node = (int) u;
@@ -160,15 +184,15 @@ static int parse_argv(struct options *o, int argc, char **argv) {
                 }
         }
         if (optind < argc) {
-                fprintf(stderr, "report: unexpected argument \"%s\"\n", argv[optind]);
+                report_error("unexpected argument \"%s\"", argv[optind]);
                 return -EINVAL;
         }
         if (q->directory && o->n_files > 0) {
-                fprintf(stderr, "report: --directory and --file exclude each other\n");
+                report_error("--directory and --file exclude each other");
                 return -EINVAL;
         }
         if (q->since > q->until) {
-                fprintf(stderr, "report: --since is later than --until\n");
+                report_error("--since is later than --until");
                 return -EINVAL;
         }
         q->files = o->files;
@@ -197,13 +221,74 @@ static bool color_wanted(const struct options *o, FILE *out) {
 
 static void log_read_error(const struct jr_query *q, const char *what, int r) {
         if (r == -ENOMEM)
-                fprintf(stderr, "report: out of memory\n");
+                log_oom();
         else if (startswith(what, "open") && q->files && q->files[0])
-                fprintf(stderr, "report: cannot open journal file %s: %s\n", q->files[0], strerror(-r));
+                report_error("cannot open journal file %s: %s", q->files[0], strerror(-r));
         else if (startswith(what, "open") && q->directory)
-                fprintf(stderr, "report: cannot open journal directory %s: %s\n", q->directory, strerror(-r));
+                report_error("cannot open journal directory %s: %s", q->directory, strerror(-r));
         else
-                fprintf(stderr, "report: cannot %s: %s\n", what, strerror(-r));
+                report_error("cannot %s: %s", what, strerror(-r));
+}
+
+/*
+ * Like journalctl: no readable journal file is an error, some is a
+ * warning (and the exit status says partial); with --file only the
+ * readable files are opened.
+ */
+static int check_files(struct options *o, struct jr_files *files, bool *ret_partial) {
+        struct jr_query *q = &o->query;
+        const char *source = q->directory ?: "the system journal";
+        int r;
+
+        r = jr_files_check(q, files);
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0) {
+                report_error("cannot read %s%s: %s", q->directory ? "journal directory " : "", source, strerror(-r));
+                return r;
+        }
+        if (files->n_readable == 0 && files->n_denied + files->n_failed > 0) {
+                report_error("no journal files were opened due to %s (%s: %s)",
+                             files->n_denied > 0 ? "insufficient permissions" : "errors", files->first_bad,
+                             strerror(-files->first_error));
+                if (files->n_denied > 0 && !q->directory && !o->n_files)
+                        report_error("users in the groups 'adm' and 'systemd-journal' can read the system journal");
+                return files->first_error;
+        }
+        if (files->n_denied + files->n_failed > 0) {
+                report_error("%zu journal file%s not opened due to %s (%s: %s); the report covers the other %zu",
+                             files->n_denied + files->n_failed, files->n_denied + files->n_failed == 1 ? " was" : "s were",
+                             files->n_denied > 0 ? "insufficient permissions" : "errors", files->first_bad,
+                             strerror(-files->first_error), files->n_readable);
+                *ret_partial = true;
+        } else if (files->n_readable == 0)
+                fprintf(stderr, "No journal files were found.\n");
+        if (o->n_files > 0)
+                q->files = (const char *const *) files->readable;
+        return 0;
+}
+
+static int read_records(const struct options *o, struct jr_records *rec) {
+        const char *what = NULL;
+        int r;
+
+        r = jr_records_init(rec);
+        if (r < 0) {
+                report_error("cannot create the C locale: %s", strerror(-r));
+                return r;
+        }
+        rec->all_sources = o->all_sources;
+        r = jr_read_journal(&o->query, rec, &what);
+        if (r < 0) {
+                log_read_error(&o->query, what, r);
+                return r;
+        }
+        if (rec->n_untrusted > 0)
+                report_error("left out %" PRIu64 " record%s with memonlined's MESSAGE_IDs that journald did not stamp "
+                             "as memonlined's (--all-sources includes them)", rec->n_untrusted,
+                             rec->n_untrusted == 1 ? "" : "s");
+        r = jr_records_finish(rec);
+        return r < 0 ? log_oom() : 0;
 }
 
 static int print_report(FILE *out, const struct options *o, const struct jr_view *v) {
@@ -227,57 +312,45 @@ static int print_report(FILE *out, const struct options *o, const struct jr_view
         return jr_print_table(out, v);
 }
 
+static int render(FILE *out, const struct options *o, const struct jr_records *rec) {
+        _cleanup_free_ size_t *vis = NULL;
+        struct jr_view view = {
+                .records = rec, .filter = &o->filter, .color = color_wanted(o, out), .utf8 = locale_is_utf8(),
+        };
+        int r = 0;
+
+        if (!o->failures)
+                r = jr_visible_batches(rec, &o->filter, &vis, &view.n_vis);
+        view.vis = vis;
+        if (r >= 0)
+                r = print_report(out, o, &view);
+        if (r < 0)
+                return log_oom();
+        if (fflush(out) != 0 || ferror(out)) {
+                report_error("cannot write output: %m");
+                return -EIO;
+        }
+        return 0;
+}
+
 int journal_report_main(int argc, char **argv, FILE *out) {
         _cleanup_(options_done) struct options o = {
                 .query.until = UINT64_MAX,
                 .filter.node = -1,
         };
+        _cleanup_(jr_files_done) struct jr_files files = {};
         _cleanup_(jr_records_done) struct jr_records rec = {};
-        _cleanup_free_ size_t *vis = NULL;
-        struct jr_view view = {};
-        const char *what = NULL;
+        bool partial = false;
         int r;
 
         r = parse_argv(&o, argc, argv);
         if (r == -ENOMEM) {
-                fprintf(stderr, "report: out of memory\n");
-                return r;
+                log_oom();
+                return REPORT_EXIT_FAILURE;
         }
         if (r <= 0)
-                return r < 0 ? 1 : 0;
-
-        r = jr_records_init(&rec);
-        if (r < 0) {
-                fprintf(stderr, "report: cannot create the C locale: %s\n", strerror(-r));
-                return r;
-        }
-        rec.all_sources = o.all_sources;
-        r = jr_read_journal(&o.query, &rec, &what);
-        if (r < 0) {
-                log_read_error(&o.query, what, r);
-                return r;
-        }
-        if (rec.n_untrusted > 0)
-                fprintf(stderr, "report: left out %" PRIu64 " record%s with memonlined's MESSAGE_IDs that journald did "
-                        "not stamp as memonlined's (--all-sources includes them)\n", rec.n_untrusted,
-                        rec.n_untrusted == 1 ? "" : "s");
-        r = jr_records_finish(&rec);
-        if (r >= 0 && !o.failures)
-                r = jr_visible_batches(&rec, &o.filter, &vis, &view.n_vis);
-        if (r >= 0) {
-                view = (struct jr_view) {
-                        .records = &rec, .filter = &o.filter, .vis = vis, .n_vis = view.n_vis,
-                        .color = color_wanted(&o, out), .utf8 = locale_is_utf8(),
-                };
-                r = print_report(out, &o, &view);
-        }
-        if (r < 0) {
-                fprintf(stderr, "report: out of memory\n");
-                return r;
-        }
-        if (fflush(out) != 0 || ferror(out)) {
-                fprintf(stderr, "report: cannot write output: %m\n");
-                return -EIO;
-        }
-        return 0;
+                return r < 0 ? REPORT_EXIT_USAGE : REPORT_EXIT_SUCCESS;
+        if (check_files(&o, &files, &partial) < 0 || read_records(&o, &rec) < 0 || render(out, &o, &rec) < 0)
+                return REPORT_EXIT_FAILURE;
+        return partial ? REPORT_EXIT_PARTIAL : REPORT_EXIT_SUCCESS;
 }

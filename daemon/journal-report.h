@@ -10,8 +10,13 @@
  * and summarise them as a table, JSON lines, or a failure list.
  */
 
-/*
- * argv[0] is the subcommand name. Prints to out, errors to stderr.
- * Returns 0 (also when no records match), 1 for bad usage, -errno on failure.
- */
+/* Exit statuses, as memonlined-report(8) documents them. */
+enum {
+        REPORT_EXIT_SUCCESS = 0,        /* also when no records match */
+        REPORT_EXIT_FAILURE = 1,        /* no journal could be read, or output failed */
+        REPORT_EXIT_USAGE = 2,          /* bad option or argument */
+        REPORT_EXIT_PARTIAL = 64,       /* some journal files could not be read; the rest were (as chmem) */
+};
+
+/* argv[0] is the subcommand name. Prints to out, errors to stderr. Returns an exit status above. */
 int journal_report_main(int argc, char **argv, FILE *out);

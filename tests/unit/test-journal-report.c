@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <inttypes.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include "escape.h"
 #include "fake-tree.h"
@@ -116,6 +118,22 @@ static void noise(FILE *f, const char *host, const char *boot, uint64_t sec) {
         fprintf(f, "__REALTIME_TIMESTAMP=%" PRIu64 "\n__MONOTONIC_TIMESTAMP=%" PRIu64 "\n_BOOT_ID=%s\n"
                 "_HOSTNAME=%s\n_PID=1\nMESSAGE=Started something\nMEMONLINE_BATCH=99\n\n",
                 USEC(sec), USEC(sec - T0 + 100), boot, host);
+}
+
+/* Everything in fd from its start, closing it. */
+static char *read_all(int fd) {
+        FILE *f = fdopen(fd, "r");
+        char *buf = NULL;
+        size_t n = 0;
+
+        assert_non_null(f);
+        rewind(f);
+        if (getdelim(&buf, &n, '\0', f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        return buf;
 }
 
 /* Convert export data (binary fields hold NULs) into a journal file with systemd-journal-remote. */
@@ -729,6 +747,7 @@ static void test_bars(void **state) {
                 unsetenv("LC_ALL");
 }
 
+/* Usage errors exit 2 (they exited 1, like every other failure, before exit statuses were told apart). */
 static void test_usage_errors(void **state) {
         struct fixture *fx = *state;
         _cleanup_free_ char *out = NULL;
@@ -736,17 +755,107 @@ static void test_usage_errors(void **state) {
         if (!fx->dir)
                 skip();
 
-        assert_int_equal(run_report(&out, "--bogus", NULL), 1);
+        assert_int_equal(run_report(&out, "--bogus", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "--since", "yesterdayish", NULL), 1);
+        assert_int_equal(run_report(&out, "--since", "yesterdayish", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "--node", "x", NULL), 1);
+        assert_int_equal(run_report(&out, "--node", "x", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--file", fx->file_a, NULL), 1);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--file", fx->file_a, NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "--boot", "nothex", NULL), 1);
+        assert_int_equal(run_report(&out, "--boot", "nothex", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_true(run_report(&out, "-D", "/nonexistent/memonline", NULL) < 0);
+        assert_int_equal(run_report(&out, "-D", "/nonexistent/memonline", NULL), REPORT_EXIT_FAILURE);
+        free(out);
+        assert_int_equal(run_report(&out, "--file", "/nonexistent/memonline.journal", NULL), REPORT_EXIT_FAILURE);
+}
+
+/*
+ * Run the report as another user (nobody, when we are root: root reads
+ * every file), with stderr captured; its exit status, stdout in *ret_out,
+ * stderr in *ret_err.
+ */
+static int run_report_unprivileged(char **ret_out, char **ret_err, const char *opt, const char *path) {
+        char err_tmpl[] = "/tmp/memonline-jr-err-XXXXXX", out_tmpl[] = "/tmp/memonline-jr-out-XXXXXX";
+        int err_fd = mkstemp(err_tmpl), out_fd = mkstemp(out_tmpl), status;
+        pid_t pid;
+
+        assert_true(err_fd >= 0 && out_fd >= 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *argv[] = { (char *) "report", (char *) opt, (char *) path, (char *) "--no-color", NULL };
+                FILE *out;
+
+                if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                                       setresuid(65534, 65534, 65534) < 0))
+                        _exit(99);
+                dup2(err_fd, STDERR_FILENO);
+                out = fdopen(out_fd, "w");
+                _exit(out ? journal_report_main(4, argv, out) : 98);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        *ret_err = read_all(err_fd);
+        *ret_out = read_all(out_fd);
+        unlink(err_tmpl);
+        unlink(out_tmpl);
+        return WEXITSTATUS(status);
+}
+
+/* A journal the user cannot read is an error, as with journalctl; some unreadable files, a partial report. */
+static void test_unreadable(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *dir = NULL, *a = NULL, *b = NULL, *text_a = NULL, *text_b = NULL;
+        char *out = NULL, *err = NULL;
+        /* as root the other user is nobody, who cannot read a 0600 file; as a user, not even the owner reads 0000 */
+        mode_t closed = geteuid() == 0 ? 0600 : 0000;
+
+        if (!fx->dir)
+                skip();
+
+        assert_true(asprintf(&dir, "/tmp/memonline-jr-perm-%d", (int) getpid()) > 0);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        assert_true(asprintf(&a, "%s/remote-hosta.journal", dir) > 0);
+        assert_true(asprintf(&b, "%s/remote-hostb.journal", dir) > 0);
+        text_a = export_host_a();
+        text_b = export_host_b();
+        make_journal(text_a, a);
+        make_journal(text_b, b);
+        assert_int_equal(chmod(a, closed), 0);
+        assert_int_equal(chmod(b, closed), 0);
+
+        /* nothing readable: an error, not "no records" */
+        assert_int_equal(run_report_unprivileged(&out, &err, "-D", dir), REPORT_EXIT_FAILURE);
+        assert_string_equal(out, "");
+        assert_non_null(strstr(err, "memonlined report: no journal files were opened due to insufficient permissions"));
+        assert_null(strstr(err, "No memonlined records found"));
+        free(out);
+        free(err);
+        assert_int_equal(run_report_unprivileged(&out, &err, "--file", a), REPORT_EXIT_FAILURE);
+        assert_non_null(strstr(err, "insufficient permissions"));
+        free(out);
+        free(err);
+
+        /* one of two readable: the report of that one, a warning, exit 64 */
+        assert_int_equal(chmod(b, 0644), 0);
+        assert_int_equal(run_report_unprivileged(&out, &err, "-D", dir), REPORT_EXIT_PARTIAL);
+        assert_non_null(strstr(out, "2 batches, 16 blocks"));
+        assert_non_null(strstr(err, "1 journal file was not opened due to insufficient permissions"));
+        free(out);
+        free(err);
+
+        /* all readable again: exit 0, no warning */
+        assert_int_equal(chmod(a, 0644), 0);
+        assert_int_equal(run_report_unprivileged(&out, &err, "-D", dir), REPORT_EXIT_SUCCESS);
+        assert_non_null(strstr(out, "5 batches"));
+        assert_null(strstr(err, "not opened"));
+        free(out);
+        free(err);
+
+        unlink(a);
+        unlink(b);
+        rmdir(dir);
 }
 
 /* By default only records journald stamped as memonlined's count. */
@@ -947,6 +1056,7 @@ int main(void) {
                 cmocka_unit_test(test_failures),
                 cmocka_unit_test(test_bars),
                 cmocka_unit_test(test_usage_errors),
+                cmocka_unit_test(test_unreadable),
                 cmocka_unit_test(test_large),
                 cmocka_unit_test(test_hostile_fields),
                 cmocka_unit_test(test_sources),

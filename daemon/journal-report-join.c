@@ -42,6 +42,7 @@ static const char *const field_names[_JR_FIELD_MAX] = {
         [JR_COMM] = "_COMM",
         [JR_EXE] = "_EXE",
         [JR_UID] = "_UID",
+        [JR_MACHINE_ID] = "_MACHINE_ID",
 };
 
 struct jr_proc {
@@ -181,8 +182,10 @@ static void batch_free(struct jr_batch *b) {
 }
 
 void jr_records_done(struct jr_records *r) {
-        for (size_t i = 0; i < r->n_hosts; i++)
-                free(r->hosts[i]);
+        for (size_t i = 0; i < r->n_hosts; i++) {
+                free(r->hosts[i].name);
+                free(r->hosts[i].label);
+        }
         free(r->hosts);
         for (size_t i = 0; i < r->n_batches; i++)
                 batch_free(&r->batches[i]);
@@ -208,33 +211,63 @@ void jr_records_done(struct jr_records *r) {
         *r = (struct jr_records) {};
 }
 
-static int host_intern(struct jr_records *r, const char *name, size_t *ret) {
-        size_t cur = 0, i;
-        uint64_t h;
+/* Who a host is: its machine ID, or without one its name. */
+struct host_key {
+        bool have_machine;
+        sd_id128_t machine;
+        const char *name;
+};
+
+static bool host_is(const struct jr_host *h, const struct host_key *k) {
+        if (h->have_machine != k->have_machine)
+                return false;
+        return k->have_machine ? sd_id128_equal(h->machine, k->machine) : streq(h->name, k->name);
+}
+
+static int host_add(struct jr_records *r, const struct host_key *k, uint64_t hash, size_t *ret) {
+        _cleanup_free_ char *name = strdup(k->name);
+
+        if (!name || GROW(r->hosts, r->a_hosts, r->n_hosts + 1) < 0 || idx_map_put(&r->host_map, hash, r->n_hosts) < 0)
+                return -ENOMEM;
+        r->hosts[r->n_hosts] = (struct jr_host) {
+                .have_machine = k->have_machine, .machine = k->machine, .name = TAKE_PTR(name),
+        };
+        *ret = r->last_host = r->n_hosts++;
+        return 0;
+}
+
+/* A machine's latest hostname is the one it is shown by. */
+static int host_rename(struct jr_host *h, const char *name) {
         char *s;
 
-        if (r->last_host < r->n_hosts && streq(r->hosts[r->last_host], name)) {
-                *ret = r->last_host;
+        if (streq(h->name, name))
                 return 0;
-        }
-        h = siphash24(name, strlen(name), r->hash_key);
-        while ((i = idx_map_next(&r->host_map, h, &cur)) != SIZE_MAX)
-                if (streq(r->hosts[i], name)) {
-                        *ret = r->last_host = i;
-                        return 0;
-                }
-        if (GROW(r->hosts, r->a_hosts, r->n_hosts + 1) < 0)
-                return -ENOMEM;
         s = strdup(name);
         if (!s)
                 return -ENOMEM;
-        if (idx_map_put(&r->host_map, h, r->n_hosts) < 0) {
-                free(s);
-                return -ENOMEM;
-        }
-        r->hosts[r->n_hosts] = s;
-        *ret = r->last_host = r->n_hosts++;
+        free(h->name);
+        h->name = s;
         return 0;
+}
+
+static int host_intern(struct jr_records *r, const struct jr_entry *e, size_t *ret) {
+        struct host_key k = { .name = entry_str(e, JR_HOSTNAME) ?: "" };
+        size_t cur = 0, i;
+        uint64_t h;
+
+        k.have_machine = e->have[JR_MACHINE_ID] && sd_id128_from_string(e->v[JR_MACHINE_ID], &k.machine) >= 0;
+        if (r->last_host < r->n_hosts && host_is(&r->hosts[r->last_host], &k)) {
+                *ret = r->last_host;
+                return host_rename(&r->hosts[r->last_host], k.name);
+        }
+        h = k.have_machine ? siphash24(&k.machine, sizeof(k.machine), r->hash_key)
+                           : siphash24(k.name, strlen(k.name), r->hash_key);
+        while ((i = idx_map_next(&r->host_map, h, &cur)) != SIZE_MAX)
+                if (host_is(&r->hosts[i], &k)) {
+                        *ret = r->last_host = i;
+                        return host_rename(&r->hosts[i], k.name);
+                }
+        return host_add(r, &k, h, ret);
 }
 
 /* The hashed identity of a daemon process and of one of its batches; no padding. */
@@ -476,7 +509,7 @@ int jr_records_add(struct jr_records *r, const struct jr_entry *e) {
                 r->n_untrusted++;
                 return 0;
         }
-        k = host_intern(r, entry_str(e, JR_HOSTNAME) ?: "", &o.host);
+        k = host_intern(r, e, &o.host);
         if (k < 0)
                 return k;
         if (e->have[JR_BOOT_ID])
@@ -486,26 +519,24 @@ int jr_records_add(struct jr_records *r, const struct jr_entry *e) {
 }
 
 static int host_index_cmp(const void *a, const void *b, void *userdata) {
-        char *const *hosts = userdata;
+        const struct jr_host *hosts = userdata, *x = &hosts[*(const size_t *) a], *y = &hosts[*(const size_t *) b];
+        int c = strcmp(x->name, y->name);
 
-        return strcmp(hosts[*(const size_t *) a], hosts[*(const size_t *) b]);
+        if (c != 0)
+                return c;
+        if (x->have_machine != y->have_machine)
+                return x->have_machine ? 1 : -1;
+        return memcmp(x->machine.bytes, y->machine.bytes, sizeof(x->machine.bytes));
 }
 
-int jr_records_finish(struct jr_records *r) {
+/* Hosts in name order, then machine ID; every index into them follows. */
+static int sort_hosts(struct jr_records *r) {
         _cleanup_free_ size_t *order = calloc(r->n_hosts ?: 1, sizeof(size_t));
         _cleanup_free_ size_t *rank = calloc(r->n_hosts ?: 1, sizeof(size_t));
-        _cleanup_free_ char **sorted = calloc(r->n_hosts ?: 1, sizeof(char *));
+        _cleanup_free_ struct jr_host *sorted = calloc(r->n_hosts ?: 1, sizeof(struct jr_host));
 
         if (!order || !rank || !sorted)
                 return -ENOMEM;
-        /* The maps and the process list hold host indices; joining is over, so drop them. */
-        idx_map_done(&r->host_map);
-        idx_map_done(&r->batch_map);
-        idx_map_done(&r->proc_map);
-        free(TAKE_PTR(r->procs));
-        r->n_procs = r->a_procs = 0;
-        if (r->n_hosts == 0)
-                return 0;
         for (size_t i = 0; i < r->n_hosts; i++)
                 order[i] = i;
         qsort_r(order, r->n_hosts, sizeof(size_t), host_index_cmp, r->hosts);
@@ -513,7 +544,7 @@ int jr_records_finish(struct jr_records *r) {
                 rank[order[i]] = i;
                 sorted[i] = r->hosts[order[i]];
         }
-        memcpy(r->hosts, sorted, r->n_hosts * sizeof(char *));
+        memcpy(r->hosts, sorted, r->n_hosts * sizeof(struct jr_host));
         for (size_t i = 0; i < r->n_batches; i++)
                 r->batches[i].host = rank[r->batches[i].host];
         for (size_t i = 0; i < r->n_failures; i++)
@@ -521,6 +552,37 @@ int jr_records_finish(struct jr_records *r) {
         for (size_t i = 0; i < r->n_devices; i++)
                 r->devices[i].host = rank[r->devices[i].host];
         return 0;
+}
+
+/* The name, and where machines share it (clones), the name and the start of the machine ID. */
+static int label_hosts(struct jr_records *r) {
+        for (size_t i = 0; i < r->n_hosts; i++) {
+                struct jr_host *h = &r->hosts[i];
+                bool shared = (i > 0 && streq(r->hosts[i - 1].name, h->name)) ||
+                              (i + 1 < r->n_hosts && streq(r->hosts[i + 1].name, h->name));
+                char id[SD_ID128_STRING_MAX];
+
+                if (shared && h->have_machine) {
+                        if (asprintf(&h->label, "%s/%.8s", h->name, sd_id128_to_string(h->machine, id)) < 0)
+                                h->label = NULL;
+                } else
+                        h->label = strdup(h->name);
+                if (!h->label)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int jr_records_finish(struct jr_records *r) {
+        /* The maps and the process list hold host indices; joining is over, so drop them. */
+        idx_map_done(&r->host_map);
+        idx_map_done(&r->batch_map);
+        idx_map_done(&r->proc_map);
+        free(TAKE_PTR(r->procs));
+        r->n_procs = r->a_procs = 0;
+        if (sort_hosts(r) < 0)
+                return -ENOMEM;
+        return label_hosts(r);
 }
 
 void jr_batch_totals(const struct jr_batch *b, struct jr_counters *ret) {

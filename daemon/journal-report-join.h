@@ -30,7 +30,7 @@ enum jr_field {
         JR_DURATION, JR_GIBPS, JR_P50, JR_P99, JR_MAX, JR_LATENCY, JR_CPU_USEC,
         JR_DEVICE, JR_NAMESPACE, JR_REGION, JR_NODE, JR_WRITER_NODE, JR_ZONE, JR_CPUS,
         JR_BLOCK, JR_ERRNO, JR_ERRNO_NAME, JR_ATTEMPTS, JR_BIND, JR_ONLINE, JR_TOTAL,
-        JR_SYSTEMD_UNIT, JR_COMM, JR_EXE, JR_UID,
+        JR_SYSTEMD_UNIT, JR_COMM, JR_EXE, JR_UID, JR_MACHINE_ID,
         _JR_FIELD_MAX,
 };
 
@@ -88,10 +88,21 @@ struct jr_device {
         uint64_t bind_usec, online_usec, total_usec, blocks, bytes;
 };
 
+/*
+ * A host is a machine (_MACHINE_ID), so cloned VMs that share a hostname
+ * stay apart; entries without a machine ID fall back to the hostname.
+ */
+struct jr_host {
+        bool have_machine;
+        sd_id128_t machine;
+        char *name;                     /* _HOSTNAME, the latest seen */
+        char *label;                    /* after jr_records_finish(): the name, made unique with the machine ID */
+};
+
 struct jr_proc;
 
 struct jr_records {
-        char **hosts;
+        struct jr_host *hosts;
         size_t n_hosts, a_hosts, last_host;
         struct jr_batch *batches;
         size_t n_batches, a_batches;
@@ -119,7 +130,7 @@ void jr_records_done(struct jr_records *r);
  * -ENOMEM is the only error.
  */
 int jr_records_add(struct jr_records *r, const struct jr_entry *e);
-/* After the last entry: hosts in name order (every table lists them alike). */
+/* After the last entry: hosts in name order (every table lists them alike), and their labels. */
 int jr_records_finish(struct jr_records *r);
 
 /*

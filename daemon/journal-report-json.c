@@ -14,13 +14,22 @@ static void json_kv_u64(FILE *f, const char *key, uint64_t v) {
         fprintf(f, ",\"%s\":%" PRIu64, key, v);
 }
 
+/* "host" is the hostname as logged; "machine_id" tells apart machines that share it. */
+static void json_host(FILE *out, const struct jr_host *h) {
+        char id[SD_ID128_STRING_MAX];
+
+        json_kv_str(out, "host", h->name);
+        if (h->have_machine)
+                json_kv_str(out, "machine_id", sd_id128_to_string(h->machine, id));
+}
+
 static void json_failure(FILE *out, const struct jr_records *r, const struct jr_failure *f) {
         char t[64];
 
         format_time_iso_utc(t, sizeof(t), f->realtime);
         fputs("{\"time\":", out);
         json_write_string(out, t);
-        json_kv_str(out, "host", r->hosts[f->host]);
+        json_host(out, &r->hosts[f->host]);
         json_kv_str(out, "block", f->block);
         fprintf(out, ",\"node\":%d,\"errno\":%d", f->node, f->err);
         json_kv_str(out, "errno_name", f->errno_name);
@@ -54,7 +63,7 @@ static void json_device(FILE *out, const struct jr_records *r, const struct jr_d
         format_time_iso_utc(t, sizeof(t), d->realtime);
         fputs("{\"time\":", out);
         json_write_string(out, t);
-        json_kv_str(out, "host", r->hosts[d->host]);
+        json_host(out, &r->hosts[d->host]);
         json_kv_str(out, "device", d->device);
         if (d->namespace_name)
                 json_kv_str(out, "namespace", d->namespace_name);
@@ -74,7 +83,7 @@ static void json_batch_head(FILE *out, const struct jr_records *r, const struct 
         format_time_iso_utc(t, sizeof(t), b->realtime);
         fputs("{\"type\":\"batch\",\"time\":", out);
         json_write_string(out, t);
-        json_kv_str(out, "host", r->hosts[b->host]);
+        json_host(out, &r->hosts[b->host]);
         json_kv_str(out, "boot_id", sd_id128_to_string(b->boot, boot));
         json_kv_u64(out, "pid", b->pid);
         json_kv_u64(out, "batch", b->seq);

@@ -39,7 +39,10 @@ static int add_matches(sd_journal *j, const struct jr_query *q) {
                         return r;
         }
         if (q->host) {
-                r = add_match(j, "_HOSTNAME", q->host);
+                sd_id128_t id;
+
+                /* a machine ID names one machine, a hostname maybe several */
+                r = add_match(j, sd_id128_from_string(q->host, &id) >= 0 ? "_MACHINE_ID" : "_HOSTNAME", q->host);
                 if (r < 0)
                         return r;
         }

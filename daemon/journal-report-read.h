@@ -10,7 +10,7 @@ struct jr_query {
         const char *directory;          /* NULL and no files: the local system journal */
         const char *const *files;       /* NULL-terminated, or NULL */
         uint64_t since, until;
-        const char *host;               /* _HOSTNAME, or NULL */
+        const char *host;               /* _HOSTNAME or _MACHINE_ID, or NULL */
         bool have_boot;
         sd_id128_t boot;
 };

@@ -72,7 +72,7 @@ static int print_node_summary(FILE *out, const struct jr_view *v, bool show_host
         for (size_t i = 0; i < n; i++) {
                 const struct jr_node_sum *s = &sums[i];
                 double g = jr_node_sum_gibps(s);
-                _cleanup_free_ char *host = text(v, v->records->hosts[s->host], "");
+                _cleanup_free_ char *host = text(v, v->records->hosts[s->host].label, "");
 
                 if (!host)
                         return -ENOMEM;
@@ -105,7 +105,7 @@ static int print_host_summary(FILE *out, const struct jr_view *v, size_t host_w)
 
                 if (s->batches == 0)
                         continue;
-                host = text(v, v->records->hosts[h], "");
+                host = text(v, v->records->hosts[h].label, "");
                 if (!host)
                         return -ENOMEM;
                 fprintf(out, "%-*s  %8" PRIu64 " %8" PRIu64 " %10s %13s", (int) host_w, host,
@@ -129,7 +129,7 @@ static int print_devices(FILE *out, const struct jr_view *v, bool show_host, siz
 
                 if (!jr_device_visible(r, v->filter, d))
                         continue;
-                host = text(v, r->hosts[d->host], "");
+                host = text(v, r->hosts[d->host].label, "");
                 dev = text(v, d->device, "-");
                 ns = text(v, d->namespace_name, "-");
                 region = text(v, d->region, "-");
@@ -169,7 +169,7 @@ static size_t hosts_width(const struct jr_view *v, size_t *ret_n_hosts) {
                         seen[h] = true;
                         n++;
                 }
-                w = MAX(w, text_width(v, r->hosts[h]));
+                w = MAX(w, text_width(v, r->hosts[h].label));
         }
         *ret_n_hosts = seen ? n : 2;
         return w;
@@ -193,7 +193,7 @@ static int print_batch_rows(FILE *out, const struct jr_view *v, bool show_host, 
 
         for (size_t i = 0; i < v->n_vis; i++) {
                 const struct jr_batch *b = &r->batches[v->vis[i]];
-                _cleanup_free_ char *host = text(v, r->hosts[b->host], "");
+                _cleanup_free_ char *host = text(v, r->hosts[b->host].label, "");
                 _cleanup_free_ char *trigger = text(v, jr_batch_trigger(r, b), "-");
                 struct jr_counters k;
                 uint64_t nfail;
@@ -248,7 +248,7 @@ ssize_t jr_print_failures(FILE *out, const struct jr_view *v) {
 
         for (size_t i = 0; i < r->n_failures; i++)
                 if (jr_failure_visible(r, v->filter, &r->failures[i]))
-                        w = MAX(w, text_width(v, r->hosts[r->failures[i].host]));
+                        w = MAX(w, text_width(v, r->hosts[r->failures[i].host].label));
 
         for (size_t i = 0; i < r->n_failures; i++) {
                 const struct jr_failure *f = &r->failures[i];
@@ -256,7 +256,7 @@ ssize_t jr_print_failures(FILE *out, const struct jr_view *v) {
 
                 if (!jr_failure_visible(r, v->filter, f))
                         continue;
-                host = text(v, r->hosts[f->host], "");
+                host = text(v, r->hosts[f->host].label, "");
                 block = text(v, f->block, "-");
                 err = text(v, f->errno_name, "-");
                 msg = text(v, f->message, "");

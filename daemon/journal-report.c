@@ -49,7 +49,7 @@ static void help(FILE *out) {
               "                       \"2024-05-01T10:00\", \"-1h30min\", \"1 hour ago\", \"today\", \"@EPOCH\")\n"
               "  -U --until=TIME      Records at or before TIME\n"
               "  -b --boot[=ID|0]     Only this boot (0: the current boot)\n"
-              "     --host=NAME       Only records from this _HOSTNAME\n"
+              "     --host=NAME|ID    Only records from this _HOSTNAME or _MACHINE_ID\n"
               "     --node=N          Only batches that touched node N, and only node N's records\n"
               "     --device=DAX      Only batches and conversions of this dax device (e.g. dax0.0)\n"
               "     --json            One JSON object per batch, per line\n"

@@ -858,6 +858,75 @@ static void test_unreadable(void **state) {
         rmdir(dir);
 }
 
+#define MACHINE_1 "11111111111111111111111111111111"
+#define MACHINE_2 "22222222222222222222222222222222"
+#define MACHINE_3 "33333333333333333333333333333333"
+
+/* One batch with one node record from a machine. */
+static void machine_batch(FILE *f, const char *machine, const char *host, unsigned seq, uint64_t sec, unsigned blocks) {
+        char source[128];
+
+        snprintf(source, sizeof(source), "_MACHINE_ID=%s\n_COMM=memonlined\n_UID=0\n", machine);
+        head_from(f, host, BOOT_A, 500, sec, MESSAGE_ID_BATCH, source);
+        fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_TRIGGER=udev\n", seq);
+        counters(f, blocks, 1000000, 0);
+        fputc('\n', f);
+        head_from(f, host, BOOT_A, 500, sec, MESSAGE_ID_NODE, source);
+        fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_NODE=0\nMEMONLINE_WRITER_NODE=0\nMEMONLINE_ZONE=online\n", seq);
+        counters(f, blocks, 1000000, 0);
+        fputc('\n', f);
+}
+
+/* Hosts are machines: cloned VMs that share a name stay apart, a renamed machine stays one. */
+static void test_machine_ids(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL, *v = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&text, &n);
+
+        if (!fx->dir)
+                skip();
+
+        assert_non_null(f);
+        machine_batch(f, MACHINE_1, "clone", 1, T0, 8);
+        machine_batch(f, MACHINE_2, "clone", 1, T0 + 1, 16);
+        machine_batch(f, MACHINE_3, "oldname", 1, T0 + 2, 8);
+        machine_batch(f, MACHINE_3, "newname", 2, T0 + 3, 8);
+        fclose(f);
+        assert_true(asprintf(&path, "%s/machines.journal", fx->dir) > 0);
+        make_journal(text, path);
+
+        assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
+        {
+                _cleanup_free_ char *hosts = section(out, "Per host:");
+                _cleanup_free_ char *c1 = line_with(hosts, "clone/11111111"), *c2 = line_with(hosts, "clone/22222222");
+                _cleanup_free_ char *renamed = line_with(hosts, "newname");
+
+                assert_non_null(c1);
+                assert_non_null(c2);
+                assert_non_null(renamed);
+                assert_int_equal(count_lines(hosts, NULL), 5);  /* heading, header, three machines */
+                assert_null(strstr(hosts, "oldname"));
+        }
+        free(out);
+
+        assert_int_equal(run_report(&out, "--file", path, "--json", NULL), 0);
+        v = jq(out, "[.host, .machine_id, .blocks] | @csv");
+        assert_string_equal(v, "\"clone\",\"" MACHINE_1 "\",8\n\"clone\",\"" MACHINE_2 "\",16\n"
+                               "\"newname\",\"" MACHINE_3 "\",8\n\"newname\",\"" MACHINE_3 "\",8");
+        free(out);
+
+        /* --host takes a machine ID too */
+        assert_int_equal(run_report(&out, "--file", path, "--host", MACHINE_2, "--json", NULL), 0);
+        free(v);
+        v = jq(out, ".blocks");
+        assert_string_equal(v, "16");
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--host", "clone", "--json", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        unlink(path);
+}
+
 /* By default only records journald stamped as memonlined's count. */
 static void test_sources(void **state) {
         static const char *const sources[] = {
@@ -1060,6 +1129,7 @@ int main(void) {
                 cmocka_unit_test(test_large),
                 cmocka_unit_test(test_hostile_fields),
                 cmocka_unit_test(test_sources),
+                cmocka_unit_test(test_machine_ids),
                 cmocka_unit_test(test_status_json),
                 cmocka_unit_test(test_status_text),
                 cmocka_unit_test(test_status_daemon_line),

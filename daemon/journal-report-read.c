@@ -28,8 +28,8 @@ static int add_match(sd_journal *j, const char *field, const char *value) {
         return sd_journal_add_match(j, m, 0);
 }
 
-/* Same-field matches are OR'd, different fields AND'd: (id1|id2|id3|id4) & host & boot. */
-static int add_matches(sd_journal *j, const struct jr_query *q) {
+/* Same-field matches are OR'd, different fields AND'd: (id1|id2|id3|id4) & host & (boot1|boot2|...). */
+static int add_matches(sd_journal *j, const struct jr_query *q, const sd_id128_t *boots, size_t n_boots) {
         static const char *const ids[] = { MESSAGE_ID_BATCH, MESSAGE_ID_NODE, MESSAGE_ID_FAILURE, MESSAGE_ID_DEVICE };
         int r;
 
@@ -46,10 +46,10 @@ static int add_matches(sd_journal *j, const struct jr_query *q) {
                 if (r < 0)
                         return r;
         }
-        if (q->have_boot) {
+        for (size_t i = 0; i < n_boots; i++) {
                 char s[SD_ID128_STRING_MAX];
 
-                r = add_match(j, "_BOOT_ID", sd_id128_to_string(q->boot, s));
+                r = add_match(j, "_BOOT_ID", sd_id128_to_string(boots[i], s));
                 if (r < 0)
                         return r;
         }
@@ -102,14 +102,24 @@ static int read_entries(sd_journal *j, const struct jr_query *q, struct jr_recor
 }
 
 int jr_read_journal(const struct jr_query *q, struct jr_records *rec, const char **ret_what) {
+        _cleanup_free_ sd_id128_t *boots = NULL;
+        size_t n_boots = 0;
         sd_journal *j = NULL;
         int r;
 
         r = open_journal(q, &j, ret_what);
         if (r < 0)
                 return r;
+        if (q->boot.set) {
+                *ret_what = "find the boot";
+                r = jr_select_boots(j, &q->boot, !q->directory && !(q->files && q->files[0]), &boots, &n_boots);
+                if (r < 0) {
+                        sd_journal_close(j);
+                        return r;
+                }
+        }
         *ret_what = "set up the journal query";
-        r = add_matches(j, q);
+        r = add_matches(j, q, boots, n_boots);
         if (r >= 0)
                 r = sd_journal_set_data_threshold(j, 4096);
         if (r >= 0)

@@ -48,7 +48,8 @@ static void help(FILE *out) {
               "  -S --since=TIME      Records at or after TIME, as journalctl takes it (\"2024-05-01 10:00:00\",\n"
               "                       \"2024-05-01T10:00\", \"-1h30min\", \"1 hour ago\", \"today\", \"@EPOCH\")\n"
               "  -U --until=TIME      Records at or before TIME\n"
-              "  -b --boot[=ID|0]     Only this boot (0: the current boot)\n"
+              "  -b --boot[=[ID][±N]] Only one boot: 0 (the default) the latest, -1 the one before,\n"
+              "                       1 the first, ID or ID±N; of every machine in the journal\n"
               "     --host=NAME|ID    Only records from this _HOSTNAME or _MACHINE_ID\n"
               "     --node=N          Only batches that touched node N, and only node N's records\n"
               "     --device=DAX      Only batches and conversions of this dax device (e.g. dax0.0)\n"
@@ -58,19 +59,6 @@ static void help(FILE *out) {
               "     --no-color        No colour (also NO_COLOR=1)\n"
               "     --no-pager        Accepted for journalctl habits; output is never paged\n"
               "  -h --help            Show this help\n", out);
-}
-
-static int parse_boot(struct options *o, const char *s) {
-        int r;
-
-        if (streq(s, "0"))
-                r = sd_id128_get_boot(&o->query.boot);
-        else
-                r = sd_id128_from_string(s, &o->query.boot);
-        if (r < 0)
-                return r;
-        o->query.have_boot = true;
-        return 0;
 }
 
 static void options_done(struct options *o) {
@@ -139,19 +127,18 @@ static int parse_argv(struct options *o, int argc, char **argv_in) {
                                 return -EINVAL;
                         }
                         break;
-                case 'b': {
-                        /* Like journalctl: "--boot ID" with a separate word as well as "--boot=ID". */
-                        const char *arg = optarg;
-
-                        if (!arg && optind < argc && argv[optind][0] != '-')
-                                arg = argv[optind++];
-                        r = parse_boot(o, arg ?: "0");
+                case 'b':
+                        /* Like journalctl: "-b ID" and "-b -1" with a separate word, as well as "--boot=ID". */
+                        if (!optarg && optind < argc && jr_boot_spec_parse(argv[optind], &q->boot) >= 0) {
+                                optind++;
+                                break;
+                        }
+                        r = jr_boot_spec_parse(optarg, &q->boot);
                         if (r < 0) {
-                                report_error("cannot use boot \"%s\": %s", arg ?: "0", strerror(-r));
+                                report_error("cannot use boot \"%s\": %s", optarg, strerror(-r));
                                 return -EINVAL;
                         }
                         break;
-                }
                 case ARG_HOST:
                         q->host = optarg;
                         break;
@@ -222,6 +209,8 @@ static bool color_wanted(const struct options *o, FILE *out) {
 static void log_read_error(const struct jr_query *q, const char *what, int r) {
         if (r == -ENOMEM)
                 log_oom();
+        else if (r == -ENODATA && streq(what, "find the boot"))
+                report_error("no such boot in the journal");
         else if (startswith(what, "open") && q->files && q->files[0])
                 report_error("cannot open journal file %s: %s", q->files[0], strerror(-r));
         else if (startswith(what, "open") && q->directory)

@@ -862,19 +862,92 @@ static void test_unreadable(void **state) {
 #define MACHINE_2 "22222222222222222222222222222222"
 #define MACHINE_3 "33333333333333333333333333333333"
 
-/* One batch with one node record from a machine. */
-static void machine_batch(FILE *f, const char *machine, const char *host, unsigned seq, uint64_t sec, unsigned blocks) {
+/* One batch with one node record from a machine and boot. */
+static void machine_boot_batch(FILE *f, const char *machine, const char *boot, const char *host, unsigned seq,
+                               uint64_t sec, unsigned blocks) {
         char source[128];
 
         snprintf(source, sizeof(source), "_MACHINE_ID=%s\n_COMM=memonlined\n_UID=0\n", machine);
-        head_from(f, host, BOOT_A, 500, sec, MESSAGE_ID_BATCH, source);
+        head_from(f, host, boot, 500, sec, MESSAGE_ID_BATCH, source);
         fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_TRIGGER=udev\n", seq);
         counters(f, blocks, 1000000, 0);
         fputc('\n', f);
-        head_from(f, host, BOOT_A, 500, sec, MESSAGE_ID_NODE, source);
+        head_from(f, host, boot, 500, sec, MESSAGE_ID_NODE, source);
         fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_NODE=0\nMEMONLINE_WRITER_NODE=0\nMEMONLINE_ZONE=online\n", seq);
         counters(f, blocks, 1000000, 0);
         fputc('\n', f);
+}
+
+static void machine_batch(FILE *f, const char *machine, const char *host, unsigned seq, uint64_t sec, unsigned blocks) {
+        machine_boot_batch(f, machine, BOOT_A, host, seq, sec, blocks);
+}
+
+#define BOOT_1A "1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define BOOT_1B "1bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define BOOT_1C "1ccccccccccccccccccccccccccccccc"
+#define BOOT_2D "2ddddddddddddddddddddddddddddddd"
+#define BOOT_2E "2eeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+
+/* The boot IDs of the batches -b selects (their first two digits, oldest batch first), or "rc=N". */
+static char *boots_of(const char *path, const char *boot_arg, const char *boot_word) {
+        _cleanup_free_ char *out = NULL;
+        char *v;
+        int r;
+
+        r = boot_word ? run_report(&out, "--file", path, boot_arg, boot_word, "--json", NULL)
+                      : run_report(&out, "--file", path, boot_arg, "--json", NULL);
+        if (r != 0) {
+                assert_true(asprintf(&v, "rc=%d", r) > 0);
+                return v;
+        }
+        return jq(out, "[.boot_id[0:2]] | @csv");
+}
+
+/* -b counts the boots of the journal it reads, per machine, as journalctl does for one. */
+static void test_boots(void **state) {
+        static const struct { const char *arg, *word, *want; } cases[] = {
+                { "-b", NULL, "\"2e\"\n\"1c\"" },            /* every machine's latest */
+                { "-b", "0", "\"2e\"\n\"1c\"" },
+                { "--boot=0", NULL, "\"2e\"\n\"1c\"" },
+                { "-b", "-1", "\"2d\"\n\"1b\"" },
+                { "--boot=-1", NULL, "\"2d\"\n\"1b\"" },
+                { "-b", "1", "\"1a\"\n\"2d\"" },              /* the first */
+                { "-b", "2", "\"1b\"\n\"2e\"" },
+                { "-b", "-2", "\"1a\"" },                      /* machine 2 has two boots */
+                { "-b", "-3", "rc=1" },                          /* nobody has four */
+                { "-b", BOOT_1B, "\"1b\"" },
+                { "-b", BOOT_1B "+1", "\"1c\"" },
+                { "-b", BOOT_1B "-1", "\"1a\"" },
+                { "-b", BOOT_1B "+2", "rc=1" },
+                { "-b", BOOT_1B "x", "rc=2" },
+                { "-b", "--1", "rc=2" },
+        };
+        struct fixture *fx = *state;
+        _cleanup_free_ char *text = NULL, *path = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&text, &n);
+
+        if (!fx->dir)
+                skip();
+
+        assert_non_null(f);
+        /* machine 1: boots 1a, 1b, 1c; machine 2: 2d, 2e; interleaved in time */
+        machine_boot_batch(f, MACHINE_1, BOOT_1A, "one", 1, T0, 8);
+        machine_boot_batch(f, MACHINE_2, BOOT_2D, "two", 1, T0 + 50, 8);
+        machine_boot_batch(f, MACHINE_1, BOOT_1B, "one", 1, T0 + 100, 8);
+        machine_boot_batch(f, MACHINE_2, BOOT_2E, "two", 1, T0 + 150, 8);
+        machine_boot_batch(f, MACHINE_1, BOOT_1C, "one", 1, T0 + 200, 8);
+        fclose(f);
+        assert_true(asprintf(&path, "%s/boots.journal", fx->dir) > 0);
+        make_journal(text, path);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *got = boots_of(path, cases[i].arg, cases[i].word);
+
+                if (!streq(got, cases[i].want))
+                        fail_msg("%s %s: got %s, want %s", cases[i].arg, strempty(cases[i].word), got, cases[i].want);
+        }
+        unlink(path);
 }
 
 /* Hosts are machines: cloned VMs that share a name stay apart, a renamed machine stays one. */
@@ -1130,6 +1203,7 @@ int main(void) {
                 cmocka_unit_test(test_hostile_fields),
                 cmocka_unit_test(test_sources),
                 cmocka_unit_test(test_machine_ids),
+                cmocka_unit_test(test_boots),
                 cmocka_unit_test(test_status_json),
                 cmocka_unit_test(test_status_text),
                 cmocka_unit_test(test_status_daemon_line),

@@ -9,6 +9,7 @@
 #include "journal-report.h"
 #include "journal-report-read.h"
 #include "journal-report-render.h"
+#include "term.h"
 #include "timeparse.h"
 #include "util.h"
 
@@ -35,7 +36,12 @@ struct options {
         const char **files;
         size_t n_files, a_files;
         struct jr_filter filter;
-        bool json, failures, no_color, all_sources;
+        bool failures, all_sources;
+        /* output */
+        bool json, json_lines, raw, noheadings, bytes, no_color;
+        const char *output;             /* -o as given; parsed once --failures is known */
+        unsigned *columns;
+        size_t n_columns;
 };
 
 /* ---- options ------------------------------------------------------------- */
@@ -43,8 +49,9 @@ struct options {
 static void help(FILE *out) {
         fputs("memonlined report [OPTIONS]\n\n"
               "Summarise memonlined's batch, node, failure and device records from the journal.\n\n"
-              "  -D --directory=DIR   Read the journal files in DIR (e.g. systemd-journal-remote output)\n"
-              "     --file=FILE       Read this journal file (repeatable)\n"
+              "What to read:\n"
+              "  -D --directory=DIR   The journal files in DIR (e.g. systemd-journal-remote output)\n"
+              "     --file=FILE       This journal file (repeatable)\n"
               "  -S --since=TIME      Records at or after TIME, as journalctl takes it (\"2024-05-01 10:00:00\",\n"
               "                       \"2024-05-01T10:00\", \"-1h30min\", \"1 hour ago\", \"today\", \"@EPOCH\")\n"
               "  -U --until=TIME      Records at or before TIME\n"
@@ -53,157 +60,194 @@ static void help(FILE *out) {
               "     --host=NAME|ID    Only records from this _HOSTNAME or _MACHINE_ID\n"
               "     --node=N          Only batches that touched node N, and only node N's records\n"
               "     --device=DAX      Only batches and conversions of this dax device (e.g. dax0.0)\n"
-              "     --json            One JSON object per batch, per line\n"
-              "     --failures        List failed blocks instead of batches\n"
               "     --all-sources     Also records that journald did not stamp as memonlined's\n"
-              "     --no-color        No colour (also NO_COLOR=1)\n"
+              "\nWhat to show, and how:\n"
+              "     --failures        List failed blocks instead of batches\n"
+              "  -o --output=LIST     Columns of the batch table (or failure list); +LIST adds to the default\n"
+              "  -J --json            One JSON document: batches, nodes, hosts, conversions (or failures)\n"
+              "     --json-lines      One JSON object per batch (or failure) per line, records nested\n"
+              "  -r --raw             Only the batch table (or failure list), unaligned, for scripts\n"
+              "  -n --noheadings      No column headings, no summaries\n"
+              "     --bytes           Sizes in bytes, not 1.5G\n"
+              "     --no-color        No colour (SYSTEMD_COLORS, NO_COLOR and TERM=dumb count too)\n"
               "     --no-pager        Accepted for journalctl habits; output is never paged\n"
               "  -h --help            Show this help\n", out);
+        jr_columns_help(out);
 }
 
 static void options_done(struct options *o) {
         free(o->files);
+        free(o->columns);
+}
+
+enum {
+        ARG_FILE = 0x100, ARG_HOST, ARG_NODE, ARG_DEVICE, ARG_JSON_LINES, ARG_FAILURES,
+        ARG_NO_COLOR, ARG_NO_PAGER, ARG_ALL_SOURCES, ARG_BYTES,
+};
+
+static const struct option long_options[] = {
+        { "help",        no_argument,       NULL, 'h'             },
+        { "directory",   required_argument, NULL, 'D'             },
+        { "file",        required_argument, NULL, ARG_FILE        },
+        { "since",       required_argument, NULL, 'S'             },
+        { "until",       required_argument, NULL, 'U'             },
+        { "boot",        optional_argument, NULL, 'b'             },
+        { "host",        required_argument, NULL, ARG_HOST        },
+        { "node",        required_argument, NULL, ARG_NODE        },
+        { "device",      required_argument, NULL, ARG_DEVICE      },
+        { "all-sources", no_argument,       NULL, ARG_ALL_SOURCES },
+        { "failures",    no_argument,       NULL, ARG_FAILURES    },
+        { "output",      required_argument, NULL, 'o'             },
+        { "json",        no_argument,       NULL, 'J'             },
+        { "json-lines",  no_argument,       NULL, ARG_JSON_LINES  },
+        { "raw",         no_argument,       NULL, 'r'             },
+        { "noheadings",  no_argument,       NULL, 'n'             },
+        { "bytes",       no_argument,       NULL, ARG_BYTES       },
+        { "no-color",    no_argument,       NULL, ARG_NO_COLOR    },
+        { "no-pager",    no_argument,       NULL, ARG_NO_PAGER    },
+        {}
+};
+
+static uint64_t realtime_now(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+/* What to read: -D, --file, --since, --until, -b, --host, --node, --device. 0, or -EINVAL (said). */
+static int parse_query_option(struct options *o, int opt, const char *arg, char **argv, int argc) {
+        struct jr_query *q = &o->query;
+        unsigned u;
+        int r;
+
+        switch (opt) {
+        case 'D':
+                q->directory = arg;
+                return 0;
+        case ARG_FILE:
+                if (GROW(o->files, o->a_files, o->n_files + 2) < 0)
+                        return -ENOMEM;
+                o->files[o->n_files++] = arg;
+                o->files[o->n_files] = NULL;
+                return 0;
+        case 'S':
+        case 'U':
+                r = parse_timestamp_usec(arg, realtime_now(), opt == 'S' ? &q->since : &q->until);
+                if (r < 0)
+                        report_error("cannot parse %s time \"%s\"", opt == 'S' ? "--since" : "--until", arg);
+                return r < 0 ? -EINVAL : 0;
+        case 'b':
+                /* Like journalctl: "-b ID" and "-b -1" with a separate word, as well as "--boot=ID". */
+                if (!arg && optind < argc && jr_boot_spec_parse(argv[optind], &q->boot) >= 0) {
+                        optind++;
+                        return 0;
+                }
+                r = jr_boot_spec_parse(arg, &q->boot);
+                if (r < 0)
+                        report_error("cannot use boot \"%s\": %s", arg, strerror(-r));
+                return r < 0 ? -EINVAL : 0;
+        case ARG_HOST:
+                q->host = arg;
+                return 0;
+        case ARG_NODE:
+                if (parse_unsigned(arg, &u) < 0 || u > INT32_MAX) {
+                        report_error("invalid --node \"%s\"", arg);
+                        return -EINVAL;
+                }
+                o->filter.node = (int) u;
+                return 0;
+        case ARG_DEVICE:
+                o->filter.device = arg;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+/* What to show and how. 1: not one of these. */
+static int parse_output_option(struct options *o, int opt, const char *arg) {
+        switch (opt) {
+        case ARG_ALL_SOURCES: o->all_sources = true; break;
+        case ARG_FAILURES:    o->failures = true; break;
+        case 'o':             o->output = arg; break;
+        case 'J':             o->json = true; break;
+        case ARG_JSON_LINES:  o->json_lines = true; break;
+        case 'r':             o->raw = true; break;
+        case 'n':             o->noheadings = true; break;
+        case ARG_BYTES:       o->bytes = true; break;
+        case ARG_NO_COLOR:    o->no_color = true; break;
+        case ARG_NO_PAGER:    break;
+        default:              return 1;
+        }
+        return 0;
+}
+
+/* The options that exclude each other, and -o against the table it is for. */
+static int check_options(struct options *o) {
+        const char *bad = NULL;
+        size_t bad_len = 0;
+        int r;
+
+        if (o->query.directory && o->n_files > 0) {
+                report_error("--directory and --file exclude each other");
+                return -EINVAL;
+        }
+        if (o->query.since > o->query.until) {
+                report_error("--since is later than --until");
+                return -EINVAL;
+        }
+        if (o->json + o->json_lines + o->raw > 1) {
+                report_error("--json, --json-lines and --raw exclude each other");
+                return -EINVAL;
+        }
+        if (o->output) {
+                r = jr_columns_parse(o->failures, o->output, &o->columns, &o->n_columns, &bad, &bad_len);
+                if (r == -EINVAL)
+                        report_error("unknown column \"%.*s\" (--help lists them)", (int) bad_len, bad);
+                if (r < 0)
+                        return r;
+        }
+        o->query.files = o->files;
+        return 0;
 }
 
 /* 1: go on; 0: done (help); < 0: usage error already printed. */
 static int parse_argv(struct options *o, int argc, char **argv_in) {
-        enum {
-                ARG_FILE = 0x100, ARG_HOST, ARG_NODE, ARG_DEVICE, ARG_JSON, ARG_FAILURES,
-                ARG_NO_COLOR, ARG_NO_PAGER, ARG_ALL_SOURCES,
-        };
-        static const struct option options[] = {
-                { "help",      no_argument,       NULL, 'h'          },
-                { "directory", required_argument, NULL, 'D'          },
-                { "file",      required_argument, NULL, ARG_FILE     },
-                { "since",     required_argument, NULL, 'S'          },
-                { "until",     required_argument, NULL, 'U'          },
-                { "boot",      optional_argument, NULL, 'b'          },
-                { "host",      required_argument, NULL, ARG_HOST     },
-                { "node",      required_argument, NULL, ARG_NODE     },
-                { "device",    required_argument, NULL, ARG_DEVICE   },
-                { "json",      no_argument,       NULL, ARG_JSON     },
-                { "failures",  no_argument,       NULL, ARG_FAILURES },
-                { "no-color",  no_argument,       NULL, ARG_NO_COLOR },
-                { "no-pager",  no_argument,       NULL, ARG_NO_PAGER },
-                { "all-sources", no_argument,     NULL, ARG_ALL_SOURCES },
-                {}
-        };
         /* getopt names argv[0] in its messages: the subcommand as the user typed it */
         _cleanup_free_ char **argv = calloc(argc + 1, sizeof(char *));
-        struct jr_query *q = &o->query;
-        struct timespec ts;
-        uint64_t now;
-        unsigned u;
         int opt, r;
 
         if (!argv)
                 return -ENOMEM;
         memcpy(argv, argv_in, argc * sizeof(char *));
         argv[0] = (char *) "memonlined report";
-        clock_gettime(CLOCK_REALTIME, &ts);
-        now = (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-
         optind = 0;     /* full getopt reset: main() may have parsed its own options */
-        while ((opt = getopt_long(argc, argv, "+hD:S:U:b::", options, NULL)) >= 0) {
-                switch (opt) {
-                case 'h':
+        while ((opt = getopt_long(argc, argv, "+hD:S:U:b::o:Jrn", long_options, NULL)) >= 0) {
+                if (opt == 'h') {
                         help(stdout);
                         return 0;
-                case 'D':
-                        q->directory = optarg;
-                        break;
-                case ARG_FILE:
-                        if (GROW(o->files, o->a_files, o->n_files + 2) < 0)
-                                return -ENOMEM;
-                        o->files[o->n_files++] = optarg;
-                        o->files[o->n_files] = NULL;
-                        break;
-                case 'S':
-                case 'U':
-                        r = parse_timestamp_usec(optarg, now, opt == 'S' ? &q->since : &q->until);
-                        if (r < 0) {
-                                report_error("cannot parse %s time \"%s\"",
-                                        opt == 'S' ? "--since" : "--until", optarg);
-                                return -EINVAL;
-                        }
-                        break;
-                case 'b':
-                        /* Like journalctl: "-b ID" and "-b -1" with a separate word, as well as "--boot=ID". */
-                        if (!optarg && optind < argc && jr_boot_spec_parse(argv[optind], &q->boot) >= 0) {
-                                optind++;
-                                break;
-                        }
-                        r = jr_boot_spec_parse(optarg, &q->boot);
-                        if (r < 0) {
-                                report_error("cannot use boot \"%s\": %s", optarg, strerror(-r));
-                                return -EINVAL;
-                        }
-                        break;
-                case ARG_HOST:
-                        q->host = optarg;
-                        break;
-                case ARG_NODE:
-                        if (parse_unsigned(optarg, &u) < 0 || u > INT32_MAX) {
-                                report_error("invalid --node \"%s\"", optarg);
-                                return -EINVAL;
-                        }
-                        o->filter.node = (int) u;
-                        break;
-                case ARG_DEVICE:
-                        o->filter.device = optarg;
-                        break;
-                case ARG_JSON:
-                        o->json = true;
-                        break;
-                case ARG_FAILURES:
-                        o->failures = true;
-                        break;
-                case ARG_NO_COLOR:
-                        o->no_color = true;
-                        break;
-                case ARG_NO_PAGER:
-                        break;
-                case ARG_ALL_SOURCES:
-                        o->all_sources = true;
-                        break;
-                default:
-                        return -EINVAL;
                 }
+                if (opt == '?')
+                        return -EINVAL;
+                r = parse_output_option(o, opt, optarg);
+                if (r > 0)
+                        r = parse_query_option(o, opt, optarg, argv, argc);
+                if (r < 0)
+                        return r;
         }
         if (optind < argc) {
                 report_error("unexpected argument \"%s\"", argv[optind]);
                 return -EINVAL;
         }
-        if (q->directory && o->n_files > 0) {
-                report_error("--directory and --file exclude each other");
-                return -EINVAL;
-        }
-        if (q->since > q->until) {
-                report_error("--since is later than --until");
-                return -EINVAL;
-        }
-        q->files = o->files;
-        return 1;
+        r = check_options(o);
+        return r < 0 ? r : 1;
 }
 
 static bool locale_is_utf8(void) {
-        locale_t l = newlocale(LC_CTYPE_MASK, "", (locale_t) 0);
-        const char *cs;
-        bool utf8;
+        const char *cs = nl_langinfo(CODESET);
 
-        /* Ask the environment's locale without touching the process-wide one. */
-        if (l == (locale_t) 0)
-                return streq(nl_langinfo(CODESET), "UTF-8");
-        cs = nl_langinfo_l(CODESET, l);
-        utf8 = cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
-        freelocale(l);
-        return utf8;
-}
-
-static bool color_wanted(const struct options *o, FILE *out) {
-        const char *nc = getenv("NO_COLOR");
-
-        return !o->no_color && !(nc && *nc) && isatty(fileno(out)) && !streq(getenv("TERM") ?: "", "dumb");
+        return cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
 }
 
 static void log_read_error(const struct jr_query *q, const char *what, int r) {
@@ -281,30 +325,34 @@ static int read_records(const struct options *o, struct jr_records *rec) {
 }
 
 static int print_report(FILE *out, const struct options *o, const struct jr_view *v) {
-        if (o->failures) {
-                ssize_t n = o->json ? (ssize_t) jr_print_failures_json(out, v) : jr_print_failures(out, v);
+        ssize_t n;
 
-                if (n < 0)
-                        return (int) n;
-                if (n == 0 && !o->json)
+        if (o->failures) {
+                n = o->json_lines ? (ssize_t) jr_print_failures_json(out, v) : jr_print_failures(out, v);
+                if (n == 0 && v->format == JR_FORMAT_TEXT && !o->json_lines)
                         fprintf(stderr, "No failed memory blocks found.\n");
-                return 0;
+                return n < 0 ? (int) n : 0;
         }
-        if (o->json) {
+        if (o->json_lines) {
                 jr_print_json_lines(out, v);
                 return 0;
         }
-        if (v->n_vis == 0 && v->records->n_devices == 0) {
+        if (v->format == JR_FORMAT_TEXT && v->n_vis == 0 && v->records->n_devices == 0) {
                 fprintf(stderr, "No memonlined records found.\n");
                 return 0;
         }
-        return jr_print_table(out, v);
+        return jr_print_tables(out, v);
 }
 
 static int render(FILE *out, const struct options *o, const struct jr_records *rec) {
         _cleanup_free_ size_t *vis = NULL;
         struct jr_view view = {
-                .records = rec, .filter = &o->filter, .color = color_wanted(o, out), .utf8 = locale_is_utf8(),
+                .records = rec, .filter = &o->filter,
+                .format = o->json ? JR_FORMAT_JSON : o->raw ? JR_FORMAT_RAW : JR_FORMAT_TEXT,
+                .noheadings = o->noheadings, .bytes = o->bytes,
+                .color = !o->no_color && !o->json && !o->raw && colors_wanted(fileno(out)),
+                .utf8 = locale_is_utf8(),
+                .columns = o->columns, .n_columns = o->n_columns,
         };
         int r = 0;
 
@@ -313,10 +361,10 @@ static int render(FILE *out, const struct options *o, const struct jr_records *r
         view.vis = vis;
         if (r >= 0)
                 r = print_report(out, o, &view);
-        if (r < 0)
+        if (r == -ENOMEM)
                 return log_oom();
-        if (fflush(out) != 0 || ferror(out)) {
-                report_error("cannot write output: %m");
+        if (r < 0 || fflush(out) != 0 || ferror(out)) {
+                report_error("cannot write output: %s", strerror(r < 0 ? -r : errno));
                 return -EIO;
         }
         return 0;
@@ -332,6 +380,8 @@ int journal_report_main(int argc, char **argv, FILE *out) {
         bool partial = false;
         int r;
 
+        /* Character widths and what is printable, for the tables; this is the command's own process. */
+        setlocale(LC_CTYPE, "");
         r = parse_argv(&o, argc, argv);
         if (r == -ENOMEM) {
                 log_oom();

@@ -27,6 +27,33 @@ const char *format_fixed(char *buf, size_t size, double v, unsigned decimals) {
         return buf;
 }
 
+const char *format_size_iec(char *buf, size_t size, uint64_t bytes) {
+        static const char suffix[] = "KMGTPE";
+        uint64_t unit = 1024, whole, tenths;
+        unsigned e = 0;
+
+        if (bytes < 1024) {
+                snprintf(buf, size, "%" PRIu64 "B", bytes);
+                return buf;
+        }
+        while (e + 1 < sizeof(suffix) - 1 && bytes / unit >= 1024) {
+                unit *= 1024;
+                e++;
+        }
+        whole = bytes / unit;
+        /* the remainder in tenths, rounded; no product overflows: remainder < unit <= 2^60 */
+        tenths = (uint64_t) (((double) (bytes % unit) / (double) unit) * 10 + 0.5);
+        if (tenths == 10) {
+                whole++;
+                tenths = 0;
+        }
+        if (tenths == 0)
+                snprintf(buf, size, "%" PRIu64 "%c", whole, suffix[e]);
+        else
+                snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", whole, tenths, suffix[e]);
+        return buf;
+}
+
 void format_time_local(char *buf, size_t size, uint64_t usec) {
         time_t t = (time_t) (usec / USEC_PER_SEC);
         struct tm tm;

@@ -7,6 +7,12 @@
 /* v with decimals digits after the point, without printf's %f: no locale's comma leaks into JSON. */
 const char *format_fixed(char *buf, size_t size, double v, unsigned decimals);
 
+/*
+ * bytes for people, in powers of 1024 as lsmem and lsblk print them: "512B",
+ * "128M", "1.5G", "4G" (one decimal, dropped when it is 0). Returns buf.
+ */
+const char *format_size_iec(char *buf, size_t size, uint64_t bytes);
+
 /* CLOCK_REALTIME µs as "YYYY-MM-DD HH:MM:SS" local time ("@SECONDS" if that fails). */
 void format_time_local(char *buf, size_t size, uint64_t usec);
 /* CLOCK_REALTIME µs as ISO 8601 UTC with microseconds: "YYYY-MM-DDTHH:MM:SS.uuuuuuZ". */

@@ -7,9 +7,11 @@
 #include <cmocka.h>
 #include <time.h>
 #include "escape.h"
+#include "format.h"
 #include "hash.h"
 #include "timeparse.h"
 #include "json.h"
+#include "term.h"
 #include "util.h"
 
 #define T0 1700000000ULL        /* 2023-11-14 22:13:20 UTC */
@@ -281,6 +283,39 @@ static void test_parse_timestamp_journalctl(void **state) {
         assert_int_equal(t, 42);
 }
 
+static void test_format_size(void **state) {
+        static const struct { uint64_t bytes; const char *want; } cases[] = {
+                { 0, "0B" }, { 1023, "1023B" }, { 1024, "1K" }, { 1536, "1.5K" },
+                { 128ULL << 20, "128M" }, { 1ULL << 30, "1G" }, { 9ULL << 30, "9G" },
+                { (3ULL << 30) / 2, "1.5G" }, { (1ULL << 30) + (1ULL << 20), "1G" },     /* 1.001: one decimal */
+                { (2ULL << 30) - 1, "2G" },                                            /* 1.99...: rounds up */
+                { 1ULL << 40, "1T" }, { 5ULL << 50, "5P" }, { UINT64_MAX, "16E" },
+        };
+        char buf[32];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                assert_string_equal(format_size_iec(buf, sizeof(buf), cases[i].bytes), cases[i].want);
+}
+
+static void test_colors_decide(void **state) {
+        /* a terminal: on, unless NO_COLOR or TERM=dumb */
+        assert_true(colors_decide(NULL, NULL, "xterm", true));
+        assert_false(colors_decide(NULL, "1", "xterm", true));
+        assert_true(colors_decide(NULL, "", "xterm", true));           /* NO_COLOR counts only when not empty */
+        assert_false(colors_decide(NULL, NULL, "dumb", true));
+        assert_false(colors_decide(NULL, NULL, "xterm", false));
+        /* SYSTEMD_COLORS wins either way, also into a pipe */
+        assert_true(colors_decide("1", "1", "dumb", false));
+        assert_true(colors_decide("yes", NULL, NULL, false));
+        assert_true(colors_decide("256", NULL, NULL, false));
+        assert_true(colors_decide("24bit", NULL, NULL, false));
+        assert_false(colors_decide("0", NULL, "xterm", true));
+        assert_false(colors_decide("false", NULL, "xterm", true));
+        /* an unknown value is ignored */
+        assert_true(colors_decide("purple", NULL, "xterm", true));
+        assert_false(colors_decide("purple", NULL, "xterm", false));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_decode),
@@ -289,6 +324,8 @@ int main(void) {
                 cmocka_unit_test(test_json_string),
                 cmocka_unit_test(test_siphash),
                 cmocka_unit_test(test_idx_map),
+                cmocka_unit_test(test_format_size),
+                cmocka_unit_test(test_colors_decide),
                 cmocka_unit_test(test_parse_time),
                 cmocka_unit_test(test_parse_timespan),
                 cmocka_unit_test(test_parse_timestamp_journalctl),

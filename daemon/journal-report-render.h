@@ -41,6 +41,13 @@ int jr_print_tables(FILE *out, const struct jr_view *v);
 /* The failed blocks; returns how many, or -ENOMEM. */
 ssize_t jr_print_failures(FILE *out, const struct jr_view *v);
 
+/*
+ * --svg: per host and node, the blocks onlined against onlining time (idle
+ * time between batches left out), with the batch boundaries; the latest
+ * 2000 visible batches.
+ */
+int jr_write_svg(FILE *f, const struct jr_view *v);
+
 /* JSON lines: one object per visible batch, then one per conversion no batch claimed. */
 void jr_print_json_lines(FILE *out, const struct jr_view *v);
 /* JSON lines: one object per visible failure; returns how many. */

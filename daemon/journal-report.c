@@ -42,6 +42,7 @@ struct options {
         const char *output;             /* -o as given; parsed once --failures is known */
         unsigned *columns;
         size_t n_columns;
+        const char *svg;                /* --svg FILE */
 };
 
 /* ---- options ------------------------------------------------------------- */
@@ -69,6 +70,7 @@ static void help(FILE *out) {
               "  -r --raw             Only the batch table (or failure list), unaligned, for scripts\n"
               "  -n --noheadings      No column headings, no summaries\n"
               "     --bytes           Sizes in bytes, not 1.5G\n"
+              "     --svg=FILE        Also draw the batches, blocks onlined per node over time, in FILE\n"
               "     --no-color        No colour (SYSTEMD_COLORS, NO_COLOR and TERM=dumb count too)\n"
               "     --no-pager        Accepted for journalctl habits; output is never paged\n"
               "  -h --help            Show this help\n", out);
@@ -82,7 +84,7 @@ static void options_done(struct options *o) {
 
 enum {
         ARG_FILE = 0x100, ARG_HOST, ARG_NODE, ARG_DEVICE, ARG_JSON_LINES, ARG_FAILURES,
-        ARG_NO_COLOR, ARG_NO_PAGER, ARG_ALL_SOURCES, ARG_BYTES,
+        ARG_NO_COLOR, ARG_NO_PAGER, ARG_ALL_SOURCES, ARG_BYTES, ARG_SVG,
 };
 
 static const struct option long_options[] = {
@@ -103,6 +105,7 @@ static const struct option long_options[] = {
         { "raw",         no_argument,       NULL, 'r'             },
         { "noheadings",  no_argument,       NULL, 'n'             },
         { "bytes",       no_argument,       NULL, ARG_BYTES       },
+        { "svg",         required_argument, NULL, ARG_SVG         },
         { "no-color",    no_argument,       NULL, ARG_NO_COLOR    },
         { "no-pager",    no_argument,       NULL, ARG_NO_PAGER    },
         {}
@@ -176,6 +179,7 @@ static int parse_output_option(struct options *o, int opt, const char *arg) {
         case 'r':             o->raw = true; break;
         case 'n':             o->noheadings = true; break;
         case ARG_BYTES:       o->bytes = true; break;
+        case ARG_SVG:         o->svg = arg; break;
         case ARG_NO_COLOR:    o->no_color = true; break;
         case ARG_NO_PAGER:    break;
         default:              return 1;
@@ -195,6 +199,10 @@ static int check_options(struct options *o) {
         }
         if (o->query.since > o->query.until) {
                 report_error("--since is later than --until");
+                return -EINVAL;
+        }
+        if (o->svg && o->failures) {
+                report_error("--svg draws batches; it excludes --failures");
                 return -EINVAL;
         }
         if (o->json + o->json_lines + o->raw > 1) {
@@ -344,6 +352,24 @@ static int print_report(FILE *out, const struct options *o, const struct jr_view
         return jr_print_tables(out, v);
 }
 
+static int write_svg(const char *path, const struct jr_view *v) {
+        _cleanup_fclose_ FILE *f = fopen(path, "we");
+        int r;
+
+        if (!f) {
+                report_error("cannot write %s: %m", path);
+                return -EIO;
+        }
+        r = jr_write_svg(f, v);
+        if (r < 0)
+                return r;
+        if (fflush(f) != 0 || ferror(f)) {
+                report_error("cannot write %s: %m", path);
+                return -EIO;
+        }
+        return 0;
+}
+
 static int render(FILE *out, const struct options *o, const struct jr_records *rec) {
         _cleanup_free_ size_t *vis = NULL;
         struct jr_view view = {
@@ -361,6 +387,10 @@ static int render(FILE *out, const struct options *o, const struct jr_records *r
         view.vis = vis;
         if (r >= 0)
                 r = print_report(out, o, &view);
+        if (r >= 0 && o->svg)
+                r = write_svg(o->svg, &view);
+        if (r == -EIO)
+                return r;       /* said */
         if (r == -ENOMEM)
                 return log_oom();
         if (r < 0 || fflush(out) != 0 || ferror(out)) {

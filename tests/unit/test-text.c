@@ -11,6 +11,7 @@
 #include "hash.h"
 #include "timeparse.h"
 #include "json.h"
+#include "svg.h"
 #include "term.h"
 #include "util.h"
 
@@ -283,6 +284,18 @@ static void test_parse_timestamp_journalctl(void **state) {
         assert_int_equal(t, 42);
 }
 
+static void test_svg_text(void **state) {
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        assert_int_equal(svg_write_text(f, "<a href=\"x\">&'\x1b[2J\xff\xef\xbf\xbe\xc2\xb5"), 0);
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;\\x1b[2J\\xff\\xef\\xbf\\xbe\xc2\xb5");
+        free(buf);
+}
+
 static void test_format_size(void **state) {
         static const struct { uint64_t bytes; const char *want; } cases[] = {
                 { 0, "0B" }, { 1023, "1023B" }, { 1024, "1K" }, { 1536, "1.5K" },
@@ -324,6 +337,7 @@ int main(void) {
                 cmocka_unit_test(test_json_string),
                 cmocka_unit_test(test_siphash),
                 cmocka_unit_test(test_idx_map),
+                cmocka_unit_test(test_svg_text),
                 cmocka_unit_test(test_format_size),
                 cmocka_unit_test(test_colors_decide),
                 cmocka_unit_test(test_parse_time),

@@ -537,6 +537,8 @@ static int sort_hosts(struct jr_records *r) {
 
         if (!order || !rank || !sorted)
                 return -ENOMEM;
+        if (r->n_hosts == 0)
+                return 0;       /* nothing matched: hosts is NULL, which memcpy() may not see */
         for (size_t i = 0; i < r->n_hosts; i++)
                 order[i] = i;
         qsort_r(order, r->n_hosts, sizeof(size_t), host_index_cmp, r->hosts);

@@ -166,8 +166,11 @@ static int key_cmp(const void *a, const void *b) {
 
 static struct series *series_of(struct picture *p, size_t host, int node) {
         struct jr_node_sum key = { .host = host, .node = node };
-        struct jr_node_sum *k = bsearch(&key, p->keys, p->n_series, sizeof(key), key_cmp);
+        struct jr_node_sum *k;
 
+        if (p->n_series == 0)
+                return NULL;    /* keys is NULL, which bsearch() may not see */
+        k = bsearch(&key, p->keys, p->n_series, sizeof(key), key_cmp);
         return k ? &p->series[k - p->keys] : NULL;
 }
 
@@ -177,10 +180,13 @@ static int add_batch(struct picture *p, const struct span *sp) {
 
         for (size_t i = 0; i < b->n_nodes; i++) {
                 const struct jr_node *n = &b->nodes[i];
-                struct series *s = series_of(p, b->host, n->node);
                 uint64_t end = n->c.duration_usec > 0 ? MIN(sp->start + n->c.duration_usec, sp->end) : sp->end;
+                struct series *s;
 
-                if (!jr_node_visible(p->v->filter, n->node) || !s)
+                if (!jr_node_visible(p->v->filter, n->node))
+                        continue;
+                s = series_of(p, b->host, n->node);
+                if (!s)
                         continue;
                 if (series_add(s, timeline_x(&p->tl, sp->start), s->blocks) < 0)
                         return -ENOMEM;

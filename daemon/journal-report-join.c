@@ -368,15 +368,31 @@ static int batch_for_record(struct jr_records *r, const struct jr_entry *e, cons
         return 0;
 }
 
-static int add_batch(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
-        struct jr_batch *b;
+/*
+ * The batch a batch or node record names, noted as its process's latest;
+ * NULL without MEMONLINE_BATCH (nothing to join it to).
+ */
+static int batch_named(struct jr_records *r, const struct jr_entry *e, const struct origin *o,
+                       struct jr_batch **ret) {
         size_t idx;
         int k;
 
         k = batch_of(r, e, o, &idx);
-        if (k < 0 || idx == JR_NONE)
+        if (k >= 0 && idx != JR_NONE)
+                k = proc_note(r, o->host, o->boot, o->pid, idx);
+        if (k < 0)
                 return k;
-        b = &r->batches[idx];
+        *ret = idx == JR_NONE ? NULL : &r->batches[idx];
+        return 0;
+}
+
+static int add_batch(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
+        struct jr_batch *b;
+        int k;
+
+        k = batch_named(r, e, o, &b);
+        if (k < 0 || !b)
+                return k;
         b->have_record = true;
         b->realtime = e->realtime;
         counters_read(r, e, &b->c);
@@ -384,19 +400,17 @@ static int add_batch(struct jr_records *r, const struct jr_entry *e, const struc
             entry_strdup(e, JR_NAMESPACE, &b->namespace_name) < 0 || entry_strdup(e, JR_REGION, &b->region) < 0 ||
             entry_strdup(e, JR_NODES, &b->node_list) < 0)
                 return -ENOMEM;
-        return proc_note(r, o->host, o->boot, o->pid, idx);
+        return 0;
 }
 
 static int add_node(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
         struct jr_node *n;
         struct jr_batch *b;
-        size_t idx;
         int k;
 
-        k = batch_of(r, e, o, &idx);
-        if (k < 0 || idx == JR_NONE)
+        k = batch_named(r, e, o, &b);
+        if (k < 0 || !b)
                 return k;
-        b = &r->batches[idx];
         if (GROW(b->nodes, b->a_nodes, b->n_nodes + 1) < 0)
                 return -ENOMEM;
         n = &b->nodes[b->n_nodes++];
@@ -404,7 +418,7 @@ static int add_node(struct jr_records *r, const struct jr_entry *e, const struct
         counters_read(r, e, &n->c);
         if (entry_strdup(e, JR_ZONE, &n->zone) < 0 || entry_strdup(e, JR_CPUS, &n->cpus) < 0)
                 return -ENOMEM;
-        return proc_note(r, o->host, o->boot, o->pid, idx);
+        return 0;
 }
 
 static int add_failure(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {

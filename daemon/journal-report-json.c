@@ -23,13 +23,18 @@ static void json_host(FILE *out, const struct jr_host *h) {
                 json_kv_str(out, "machine_id", sd_id128_to_string(h->machine, id));
 }
 
-static void json_failure(FILE *out, const struct jr_records *r, const struct jr_failure *f) {
+/* An object's start: "{"time":..., "host":..." */
+static void json_head(FILE *out, uint64_t realtime, const struct jr_host *host) {
         char t[64];
 
-        format_time_iso_utc(t, sizeof(t), f->realtime);
+        format_time_iso_utc(t, sizeof(t), realtime);
         fputs("{\"time\":", out);
         json_write_string(out, t);
-        json_host(out, &r->hosts[f->host]);
+        json_host(out, host);
+}
+
+static void json_failure(FILE *out, const struct jr_records *r, const struct jr_failure *f) {
+        json_head(out, f->realtime, &r->hosts[f->host]);
         json_kv_str(out, "block", f->block);
         fprintf(out, ",\"node\":%d,\"errno\":%d", f->node, f->err);
         json_kv_str(out, "errno_name", f->errno_name);
@@ -58,12 +63,7 @@ static void json_counters(FILE *out, const struct jr_counters *k) {
 }
 
 static void json_device(FILE *out, const struct jr_records *r, const struct jr_device *d) {
-        char t[64];
-
-        format_time_iso_utc(t, sizeof(t), d->realtime);
-        fputs("{\"time\":", out);
-        json_write_string(out, t);
-        json_host(out, &r->hosts[d->host]);
+        json_head(out, d->realtime, &r->hosts[d->host]);
         json_kv_str(out, "device", d->device);
         if (d->namespace_name)
                 json_kv_str(out, "namespace", d->namespace_name);

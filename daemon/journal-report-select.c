@@ -86,7 +86,7 @@ int jr_visible_batches(const struct jr_records *r, const struct jr_filter *f, si
         return 0;
 }
 
-static int node_sum_cmp(const void *a, const void *b) {
+int jr_node_sum_cmp(const void *a, const void *b) {
         const struct jr_node_sum *x = a, *y = b;
 
         if (x->host != y->host)
@@ -136,7 +136,7 @@ int jr_node_sums(const struct jr_records *r, const struct jr_filter *f, const si
                 }
         }
         if (n > 0)
-                qsort(sums, n, sizeof(*sums), node_sum_cmp);
+                qsort(sums, n, sizeof(*sums), jr_node_sum_cmp);
         *ret = TAKE_PTR(sums);
         *ret_n = n;
         return 0;

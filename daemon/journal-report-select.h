@@ -31,6 +31,8 @@ struct jr_node_sum {
 int jr_node_sums(const struct jr_records *r, const struct jr_filter *f, const size_t *vis, size_t n_vis,
                  struct jr_node_sum **ret, size_t *ret_n);
 double jr_node_sum_gibps(const struct jr_node_sum *s);
+/* The order of the sums: by host, then node (qsort() and bsearch()). */
+int jr_node_sum_cmp(const void *a, const void *b);
 
 /* Per host (indexed by host) over the visible batches. */
 struct jr_host_sum {

@@ -156,21 +156,13 @@ static int series_add(struct series *s, double x, uint64_t blocks) {
         return 0;
 }
 
-static int key_cmp(const void *a, const void *b) {
-        const struct jr_node_sum *x = a, *y = b;
-
-        if (x->host != y->host)
-                return x->host < y->host ? -1 : 1;
-        return (x->node > y->node) - (x->node < y->node);
-}
-
 static struct series *series_of(struct picture *p, size_t host, int node) {
         struct jr_node_sum key = { .host = host, .node = node };
         struct jr_node_sum *k;
 
         if (p->n_series == 0)
                 return NULL;    /* keys is NULL, which bsearch() may not see */
-        k = bsearch(&key, p->keys, p->n_series, sizeof(key), key_cmp);
+        k = bsearch(&key, p->keys, p->n_series, sizeof(key), jr_node_sum_cmp);
         return k ? &p->series[k - p->keys] : NULL;
 }
 

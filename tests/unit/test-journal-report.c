@@ -354,6 +354,31 @@ static char *jq(const char *text, const char *filter) {
         return buf;
 }
 
+/* Export text a test writes into a memstream, then into fx->dir/NAME.journal. */
+struct export {
+        char *text;
+        size_t n;
+        FILE *f;
+};
+
+static FILE *export_begin(struct export *x) {
+        *x = (struct export) {};
+        x->f = open_memstream(&x->text, &x->n);
+        assert_non_null(x->f);
+        return x->f;
+}
+
+/* The journal file's path; the caller unlinks and frees it. */
+static char *export_to_journal(struct export *x, const struct fixture *fx, const char *name) {
+        char *path;
+
+        assert_int_equal(fclose(x->f), 0);
+        assert_true(asprintf(&path, "%s/%s.journal", fx->dir, name) > 0);
+        make_journal_n(x->text, x->n, path);
+        free(x->text);
+        return path;
+}
+
 /* ---- hostile records -------------------------------------------------------- */
 
 /* One field; values with a newline in the export format's binary form, as journald exports them. */
@@ -1071,23 +1096,21 @@ static void test_boots(void **state) {
                 { "-b", "--1", "rc=2" },
         };
         struct fixture *fx = *state;
-        _cleanup_free_ char *text = NULL, *path = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&text, &n);
+        _cleanup_free_ char *path = NULL;
+        struct export x;
+        FILE *f;
 
         if (!fx->dir)
                 skip();
 
-        assert_non_null(f);
+        f = export_begin(&x);
         /* machine 1: boots 1a, 1b, 1c; machine 2: 2d, 2e; interleaved in time */
         machine_boot_batch(f, MACHINE_1, BOOT_1A, "one", 1, T0, 8);
         machine_boot_batch(f, MACHINE_2, BOOT_2D, "two", 1, T0 + 50, 8);
         machine_boot_batch(f, MACHINE_1, BOOT_1B, "one", 1, T0 + 100, 8);
         machine_boot_batch(f, MACHINE_2, BOOT_2E, "two", 1, T0 + 150, 8);
         machine_boot_batch(f, MACHINE_1, BOOT_1C, "one", 1, T0 + 200, 8);
-        fclose(f);
-        assert_true(asprintf(&path, "%s/boots.journal", fx->dir) > 0);
-        make_journal(text, path);
+        path = export_to_journal(&x, fx, "boots");
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_free_ char *got = boots_of(path, cases[i].arg, cases[i].word);
@@ -1101,21 +1124,19 @@ static void test_boots(void **state) {
 /* Hosts are machines: cloned VMs that share a name stay apart, a renamed machine stays one. */
 static void test_machine_ids(void **state) {
         struct fixture *fx = *state;
-        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL, *v = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&text, &n);
+        _cleanup_free_ char *path = NULL, *out = NULL, *v = NULL;
+        struct export x;
+        FILE *f;
 
         if (!fx->dir)
                 skip();
 
-        assert_non_null(f);
+        f = export_begin(&x);
         machine_batch(f, MACHINE_1, "clone", 1, T0, 8);
         machine_batch(f, MACHINE_2, "clone", 1, T0 + 1, 16);
         machine_batch(f, MACHINE_3, "oldname", 1, T0 + 2, 8);
         machine_batch(f, MACHINE_3, "newname", 2, T0 + 3, 8);
-        fclose(f);
-        assert_true(asprintf(&path, "%s/machines.journal", fx->dir) > 0);
-        make_journal(text, path);
+        path = export_to_journal(&x, fx, "machines");
 
         assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
         {
@@ -1160,23 +1181,21 @@ static void test_sources(void **state) {
                 "",                                                             /* no trusted fields */
         };
         struct fixture *fx = *state;
-        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL, *v = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&text, &n);
+        _cleanup_free_ char *path = NULL, *out = NULL, *v = NULL;
+        struct export x;
+        FILE *f;
 
         if (!fx->dir)
                 skip();
 
-        assert_non_null(f);
+        f = export_begin(&x);
         for (unsigned i = 0; i < ELEMENTSOF(sources); i++) {
                 head_from(f, "src", BOOT_A, 400, T0 + i, MESSAGE_ID_BATCH, sources[i]);
                 fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_TRIGGER=udev\n", i + 1);
                 counters(f, 8, 1000000, 0);
                 fputc('\n', f);
         }
-        fclose(f);
-        assert_true(asprintf(&path, "%s/sources.journal", fx->dir) > 0);
-        make_journal(text, path);
+        path = export_to_journal(&x, fx, "sources");
 
         assert_int_equal(run_report(&out, "--file", path, "--json-lines", NULL), 0);
         v = jq(out, ".batch");
@@ -1192,15 +1211,15 @@ static void test_sources(void **state) {
 /* 20,000 records from one host: read and summarised without trouble. */
 static void test_large(void **state) {
         struct fixture *fx = *state;
-        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&text, &n);
+        _cleanup_free_ char *path = NULL, *out = NULL;
+        struct export x;
+        FILE *f;
         unsigned records = 0;
 
         if (!fx->dir)
                 skip();
 
-        assert_non_null(f);
+        f = export_begin(&x);
         for (unsigned seq = 1; records < 20000; seq++) {
                 uint64_t t = T0 + 86400 + seq;
 
@@ -1209,9 +1228,7 @@ static void test_large(void **state) {
                         node(f, "big", BOOT_A, 300, t, seq, nd, nd == 2 ? 1 : nd, "online_movable", 8, 500000);
                 records += 4;
         }
-        fclose(f);
-        assert_true(asprintf(&path, "%s/big.journal", fx->dir) > 0);
-        make_journal(text, path);
+        path = export_to_journal(&x, fx, "big");
 
         assert_int_equal(run_report(&out, "--file", path, "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 5000);

@@ -7,7 +7,10 @@
  * `memonlined report`: read the batch, node, failure and device records
  * (report.h MESSAGE_IDs) from the local journal, a journal directory (for
  * example systemd-journal-remote output from many hosts) or journal files,
- * and summarise them as a table, JSON lines, or a failure list.
+ * and summarise them: tables (text, raw, one JSON document), JSON lines,
+ * a failure list, an SVG picture. The files are named for their jobs:
+ * -files, -boots and -read read, -join joins, -select filters and sums,
+ * -table, -json and -svg render.
  */
 
 /* Exit statuses, as memonlined-report(8) documents them. */

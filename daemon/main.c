@@ -214,7 +214,7 @@ int main(int argc, char **argv) {
         int r;
 
         if (argc > 1 && streq(argv[1], "report"))
-                return journal_report_main(argc - 1, argv + 1, stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+                return journal_report_main(argc - 1, argv + 1, stdout);
         if (argc > 1 && streq(argv[1], "status")) {
                 const char *root = getenv("MEMONLINED_SYSFS_ROOT");
 

@@ -11,8 +11,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <inttypes.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include "escape.h"
 #include "fake-tree.h"
 #include "journal-report.h"
 #include "report.h"
@@ -45,10 +48,16 @@ static const char *journal_remote(void) {
 
 /* ---- export format writers ----------------------------------------------- */
 
-static void head(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, const char *id) {
+/* An entry's head; source: the trusted fields that say who logged it. */
+static void head_from(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, const char *id,
+                      const char *source) {
         fprintf(f, "__REALTIME_TIMESTAMP=%" PRIu64 "\n__MONOTONIC_TIMESTAMP=%" PRIu64 "\n", USEC(sec),
                 USEC(sec - T0 + 100));
-        fprintf(f, "_BOOT_ID=%s\n_HOSTNAME=%s\n_PID=%u\n_COMM=memonlined\nMESSAGE_ID=%s\n", boot, host, pid, id);
+        fprintf(f, "_BOOT_ID=%s\n_HOSTNAME=%s\n_PID=%u\n%sMESSAGE_ID=%s\n", boot, host, pid, source, id);
+}
+
+static void head(FILE *f, const char *host, const char *boot, unsigned pid, uint64_t sec, const char *id) {
+        head_from(f, host, boot, pid, sec, id, "_COMM=memonlined\n_UID=0\n");
 }
 
 static void counters(FILE *f, unsigned blocks, uint64_t dur_usec, unsigned failed) {
@@ -111,8 +120,24 @@ static void noise(FILE *f, const char *host, const char *boot, uint64_t sec) {
                 USEC(sec), USEC(sec - T0 + 100), boot, host);
 }
 
-/* Convert export text into a journal file with systemd-journal-remote. */
-static void make_journal(const char *export_text, const char *out_path) {
+/* Everything in fd from its start, closing it. */
+static char *read_all(int fd) {
+        FILE *f = fdopen(fd, "r");
+        char *buf = NULL;
+        size_t n = 0;
+
+        assert_non_null(f);
+        rewind(f);
+        if (getdelim(&buf, &n, '\0', f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        return buf;
+}
+
+/* Convert export data (binary fields hold NULs) into a journal file with systemd-journal-remote. */
+static void make_journal_n(const char *export_data, size_t len, const char *out_path) {
         char tmpl[] = "/tmp/memonline-jr-export-XXXXXX";
         _cleanup_free_ char *cmd = NULL;
         int fd = mkstemp(tmpl);
@@ -121,11 +146,15 @@ static void make_journal(const char *export_text, const char *out_path) {
         assert_true(fd >= 0);
         f = fdopen(fd, "w");
         assert_non_null(f);
-        assert_int_equal(fputs(export_text, f) >= 0, 1);
+        assert_int_equal(fwrite(export_data, 1, len, f), len);
         assert_int_equal(fclose(f), 0);
         assert_true(asprintf(&cmd, "%s -o '%s' '%s' >/dev/null 2>&1", journal_remote(), out_path, tmpl) > 0);
         assert_int_equal(system(cmd), 0);
         unlink(tmpl);
+}
+
+static void make_journal(const char *export_text, const char *out_path) {
+        make_journal_n(export_text, strlen(export_text), out_path);
 }
 
 static char *export_host_a(void) {
@@ -325,6 +354,183 @@ static char *jq(const char *text, const char *filter) {
         return buf;
 }
 
+/* Export text a test writes into a memstream, then into fx->dir/NAME.journal. */
+struct export {
+        char *text;
+        size_t n;
+        FILE *f;
+};
+
+static FILE *export_begin(struct export *x) {
+        *x = (struct export) {};
+        x->f = open_memstream(&x->text, &x->n);
+        assert_non_null(x->f);
+        return x->f;
+}
+
+/* The journal file's path; the caller unlinks and frees it. */
+static char *export_to_journal(struct export *x, const struct fixture *fx, const char *name) {
+        char *path;
+
+        assert_int_equal(fclose(x->f), 0);
+        assert_true(asprintf(&path, "%s/%s.journal", fx->dir, name) > 0);
+        make_journal_n(x->text, x->n, path);
+        free(x->text);
+        return path;
+}
+
+/* ---- hostile records -------------------------------------------------------- */
+
+/* One field; values with a newline in the export format's binary form, as journald exports them. */
+static void field(FILE *f, const char *name, const char *value) {
+        uint64_t len = strlen(value);
+        unsigned char le[8];
+
+        if (!strchr(value, '\n')) {
+                fprintf(f, "%s=%s\n", name, value);
+                return;
+        }
+        for (unsigned i = 0; i < 8; i++)
+                le[i] = (unsigned char) (len >> (8 * i));
+        fprintf(f, "%s\n", name);
+        fwrite(le, 1, sizeof(le), f);
+        fprintf(f, "%s\n", value);
+}
+
+#define EVIL_HOST "evil\x1b]0;owned\x07host"
+#define EVIL_FORGED "\n2023-11-14 22:13:20  forged     1     0.12    0.100   1.00     1      0"
+
+/* Every text field of every record kind carries escape sequences, C1, bidi, invalid UTF-8 or a newline. */
+static char *export_hostile(size_t *ret_len) {
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_BATCH);
+        field(f, "MEMONLINE_BATCH", "1");
+        field(f, "MEMONLINE_TRIGGER", "udev" EVIL_FORGED);
+        field(f, "MEMONLINE_DEVICE", "dax0.0\x1b[2J\x1b[H");
+        field(f, "MEMONLINE_NAMESPACE", "ns\xc2\x9b" "31m");
+        field(f, "MEMONLINE_REGION", "region\xff\xfe");
+        counters(f, 8, 1000000, 1);
+        fputc('\n', f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_NODE);
+        field(f, "MEMONLINE_BATCH", "1");
+        field(f, "MEMONLINE_NODE", "0");
+        field(f, "MEMONLINE_ZONE", "online\x1b[31m");
+        field(f, "MEMONLINE_CPUS", "0-3\r");
+        counters(f, 8, 1000000, 1);
+        fputc('\n', f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_FAILURE);
+        field(f, "MEMONLINE_BATCH", "1");
+        field(f, "MEMONLINE_BLOCK", "memory1\x1b]52;c;ZXZpbA==\x07");
+        field(f, "MEMONLINE_NODE", "0");
+        field(f, "MEMONLINE_ERRNO", "16");
+        field(f, "MEMONLINE_ERRNO_NAME", "EBUSY\x9b" "2J");
+        field(f, "MESSAGE", "busy \xe2\x80\xae" "desrever" EVIL_FORGED);
+        fputc('\n', f);
+        head(f, EVIL_HOST, BOOT_A, 66, T0, MESSAGE_ID_DEVICE);
+        field(f, "MEMONLINE_DEVICE", "dax0.0\x1b[2J\x1b[H");
+        field(f, "MEMONLINE_NAMESPACE", "ns\x7f");
+        field(f, "MEMONLINE_REGION", "region" EVIL_FORGED);
+        field(f, "MEMONLINE_BLOCKS", "8");
+        fputc('\n', f);
+        fclose(f);
+        *ret_len = n;
+        return buf;
+}
+
+/* Nothing in s acts on a terminal: well-formed UTF-8, no control but the line ends, no bidi. */
+static void assert_inert(const char *s) {
+        size_t n = strlen(s);
+
+        for (size_t i = 0; i < n; ) {
+                uint32_t cp = 0;
+                size_t l = utf8_decode(s + i, n - i, &cp);
+
+                if (l == 0 || (cp != '\n' && unicode_is_unsafe(cp)))
+                        fail_msg("unsafe byte 0x%02x at %zu in:\n%s", (unsigned char) s[i], i, s);
+                i += l;
+        }
+}
+
+static void test_hostile_fields(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL, *v = NULL;
+        const char *saved = getenv("LC_ALL");
+        _cleanup_free_ char *keep = saved ? strdup(saved) : NULL;
+        size_t text_len;
+
+        if (!fx->dir)
+                skip();
+
+        text = export_hostile(&text_len);
+        assert_true(asprintf(&path, "%s/hostile.journal", fx->dir) > 0);
+        make_journal_n(text, text_len, path);
+        /* UTF-8 lets the most through; a C locale escapes all non-ASCII on top */
+        setenv("LC_ALL", "C.UTF-8", 1);
+
+        assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
+        assert_inert(out);
+        /* the batch table: header, one row, totals: the newline forged no row */
+        {
+                _cleanup_free_ char *table = section(out, "TIME");
+
+                assert_int_equal(count_lines(table, NULL), 3);
+                assert_int_equal(count_lines(out, "forged"), 1);
+        }
+        assert_non_null(strstr(out, "region\\x0a2023-11-14"));
+        assert_non_null(strstr(out, "dax0.0\\x1b[2J"));
+        free(out);
+
+        assert_int_equal(run_report(&out, "--file", path, "--failures", "--no-color", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 2);    /* header + one failure */
+        assert_non_null(strstr(out, "evil\\x1b]0;owned\\x07host"));
+        assert_non_null(strstr(out, "memory1\\x1b]52;c;ZXZpbA==\\x07"));
+        assert_non_null(strstr(out, "EBUSY\\x9b2J"));
+        assert_non_null(strstr(out, "busy \\xe2\\x80\\xaedesrever"));
+        free(out);
+
+        /* raw and the JSON document: smartcols encodes, after sanitising to UTF-8 */
+        assert_int_equal(run_report(&out, "--file", path, "-r", "-o", "+MACHINE,NODES", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 2);
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "-J", NULL), 0);
+        assert_inert(out);
+        free(v);
+        v = jq(out, "[.batches[0].trigger, .conversions[0].namespace, .conversions[0].region] | @csv");
+        /* decoded: ESC and the newline come back; DEL, which smartcols would print raw, is U+FFFD */
+        assert_string_equal(v, "\"dax0.0\x1b[2J\x1b[H\",\"ns\xef\xbf\xbd\",\"region" EVIL_FORGED "\"");
+        free(v);
+        v = NULL;
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--failures", "-r", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 2);
+        free(out);
+
+        /* JSON: escaped, inert, and the values decode back to what was logged */
+        assert_int_equal(run_report(&out, "--file", path, "--json-lines", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 1);
+        v = jq(out, "[.host == \"evil\\u001b]0;owned\\u0007host\", .trigger == \"udev" EVIL_FORGED "\","
+                    " .nodes[0].zone == \"online\\u001b[31m\", .region] | @csv");
+        assert_string_equal(v, "true,true,true,\"region\xef\xbf\xbd\xef\xbf\xbd\"");
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--failures", "--json-lines", NULL), 0);
+        assert_inert(out);
+        assert_int_equal(count_lines(out, NULL), 1);
+
+        if (keep)
+                setenv("LC_ALL", keep, 1);
+        else
+                unsetenv("LC_ALL");
+        unlink(path);
+}
+
 /* ---- report tests ---------------------------------------------------------- */
 
 static void test_table_several_hosts(void **state) {
@@ -336,8 +542,8 @@ static void test_table_several_hosts(void **state) {
                 skip();
 
         assert_int_equal(run_report(&out, "--directory", fx->dir, "--no-color", "--no-pager", NULL), 0);
-        /* five batches: hosta's seq 1 twice (pid 100 and 101) must not merge */
-        assert_non_null(strstr(out, "5 batches, 72 blocks, 9.00 GiB, 1 failed"));
+        /* five batches: hosta's seq 1 twice (pid 100 and 101) must not merge; sizes as lsmem prints them */
+        assert_non_null(strstr(out, "5 batches, 72 blocks, 9G, 1 failed"));
         assert_non_null(strstr(out, "HOST"));
         {
                 _cleanup_free_ char *table = section(out, "TIME");
@@ -346,16 +552,16 @@ static void test_table_several_hosts(void **state) {
         }
         assert_null(strstr(out, "\033["));
 
-        /* newest last: hosta 22:13:20, hostb 22:43:20, ..., hostb 00:13:20 */
-        first_a = strstr(out, "2023-11-14 22:13:20  hosta");
-        first_b = strstr(out, "2023-11-15 00:13:20  hostb");
+        /* newest last: hosta 22:13:20, hostb 22:43:20, ..., hostb 00:13:20; one space between columns */
+        first_a = strstr(out, "2023-11-14 22:13:20 hosta");
+        first_b = strstr(out, "2023-11-15 00:13:20 hostb");
         assert_non_null(first_a);
         assert_non_null(first_b);
         assert_true(first_a < first_b);
 
         row = line_with(out, "dax0.0");
         assert_non_null(row);
-        /* dax batch: 32 blocks, 4.00 GiB, 2.000 s, 2.00 GiB/s, p99 125000 µs, 1 failure */
+        /* dax batch: 32 blocks, 4 GiB, 2.000 s, 2.00 GiB/s, p99 125000 µs, 1 failure */
         {
                 char t1[16], t2[16], host[16], trig[16], gib[16], wall[16], rate[16];
                 unsigned blocks, p99, failed;
@@ -364,7 +570,7 @@ static void test_table_several_hosts(void **state) {
                                         gib, wall, rate, &p99, &failed), 10);
                 assert_string_equal(host, "hosta");
                 assert_int_equal(blocks, 32);
-                assert_string_equal(gib, "4.00");
+                assert_string_equal(gib, "4G");
                 assert_string_equal(wall, "2.000");
                 assert_string_equal(rate, "2.00");
                 assert_int_equal(p99, 125000);
@@ -385,7 +591,7 @@ static void test_table_several_hosts(void **state) {
                 assert_int_equal(nd, 0);
                 assert_int_equal(batches, 2);
                 assert_int_equal(blocks, 16);
-                assert_string_equal(gib, "2.00");
+                assert_string_equal(gib, "2G");
                 assert_string_equal(secs, "1.000");
                 assert_string_equal(rate, "2.00");
         }
@@ -411,7 +617,7 @@ static void test_json(void **state) {
         if (!fx->dir)
                 skip();
 
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 5);
         free(v);
         v = jq(out, "select(.type == \"batch\") | .host");
@@ -446,49 +652,190 @@ static void test_filters(void **state) {
         assert_null(strstr(out, "hosta"));
         free(out);
 
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--node", "2", "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--node", "2", "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 1);
         assert_non_null(strstr(out, "\"device\":\"dax0.0,dax1.0\""));
         free(out);
 
         /* --node 1 keeps hosta batch 1 and hostb batch 2, and only node 1's records */
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--node", "1", "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--node", "1", "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 2);
         assert_int_equal(count_lines(out, "\"node\":0"), 0);
         free(out);
 
         assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "2023-11-14 23:00:00", "--until",
-                                    "2023-11-15 00:00:00", "--json", NULL), 0);
+                                    "2023-11-15 00:00:00", "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 2);
         assert_int_equal(count_lines(out, "\"time\":\"2023-11-14T23:13:20"), 1);
         assert_int_equal(count_lines(out, "\"time\":\"2023-11-14T23:43:20"), 1);
         free(out);
 
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "2023-11-15", "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "2023-11-15", "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 1);
+        free(out);
+
+        /* journalctl's forms: ISO 8601 with a T, a zone, "ago" */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-S", "2023-11-14T23:00:00", "-U", "2023-11-15T01:00+01:00",
+                                    "--json-lines", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "1 hour ago", "--json-lines", NULL), 0);
+        assert_string_equal(out, "");
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "-1h30min", "--json-lines", NULL), 0);
+        assert_string_equal(out, "");
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--until", "-1h30min", "--json-lines", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 5);
         free(out);
 
         assert_int_equal(run_report(&out, "-D", fx->dir, "--device", "dax0.0", "--no-color", NULL), 0);
         assert_non_null(strstr(out, "1 batches, 32 blocks"));
         free(out);
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--device", "dax1.0", "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--device", "dax1.0", "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 1);
         free(out);
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--device", "dax1", "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--device", "dax1", "--json-lines", NULL), 0);
         assert_string_equal(out, "");
         free(out);
 
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--boot", BOOT_B, "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--boot", BOOT_B, "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 2);
         assert_int_equal(count_lines(out, "\"host\":\"hostb\""), 2);
         free(out);
 
         /* nothing matches: success, no output */
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", "--json-lines", NULL), 0);
         assert_string_equal(out, "");
         free(out);
         assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", NULL), 0);
         assert_string_equal(out, "");
+}
+
+/* -o chooses the columns, -r and -n are for scripts. */
+static void test_columns(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL, *head = NULL;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-o", "time,BATCH,pid,Machine,size", "-n", NULL), 0);
+        /* no headings, no summaries: five rows of five columns (one machine ID missing: "-") */
+        assert_int_equal(count_lines(out, NULL), 5);
+        head = line_with(out, "2023-11-14 22:13:20");
+        assert_non_null(head);
+        {
+                char t1[16], t2[16], machine[40], size[16];
+                unsigned batch, pid;
+
+                assert_int_equal(sscanf(head, "%15s %15s %u %u %39s %15s", t1, t2, &batch, &pid, machine, size), 6);
+                assert_int_equal(batch, 1);
+                assert_int_equal(pid, 100);
+                assert_string_equal(machine, "-");
+                assert_string_equal(size, "2G");
+        }
+        free(out);
+
+        /* +LIST adds to the defaults */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-o", "+BOOT", "--no-color", NULL), 0);
+        free(head);
+        head = line_with(out, "TRIGGER");
+        assert_non_null(head);
+        assert_true(startswith(head, "TIME"));
+        assert_non_null(strstr(head, "FAILED BOOT"));
+        free(out);
+
+        /* raw: the batch table only, one space between fields, blanks encoded */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-r", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 6);
+        assert_true(startswith(out, "TIME HOST TRIGGER BLOCKS SIZE WALL RATE P99 FAILED\n"));
+        assert_non_null(strstr(out, "\n2023-11-14\\x2023:13:20 hosta dax0.0,dax1.0 32 4G 2.000 2.00 125000 1\n"));
+        assert_null(strstr(out, "Per node"));
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-r", "-n", "--bytes", "-o", "SIZE", NULL), 0);
+        assert_string_equal(out, "2147483648\n1073741824\n4294967296\n1073741824\n1073741824\n");
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "-o", "BLOCK,ERRNUM,BATCH", "-r", NULL), 0);
+        assert_string_equal(out, "BLOCK ERRNUM BATCH\nmemory300 16 2\n");
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-o", "TIME,NOPE", NULL), REPORT_EXIT_USAGE);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-o", "BLOCK", NULL), REPORT_EXIT_USAGE);  /* a failure column */
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-J", "-r", NULL), REPORT_EXIT_USAGE);
+}
+
+/* -J: one JSON document of every table, numbers as numbers. */
+static void test_json_document(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL, *v = NULL;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-J", NULL), 0);
+        v = jq(out, "[(.batches | length), (.nodes | length), (.hosts | length), (.conversions | length)] | @csv");
+        assert_string_equal(v, "5,5,2,1");
+        free(v);
+        v = jq(out, ".batches[] | select(.trigger == \"dax0.0,dax1.0\") | [.host, .blocks, .size, .wall, .rate, .p99,"
+                    " .failed] | @csv");
+        assert_string_equal(v, "\"hosta\",32,\"4G\",2,2,125000,1");
+        free(v);
+        v = jq(out, ".hosts[] | select(.slowest) | [.host, .\"median-rate\", .batches] | @csv");
+        assert_string_equal(v, "\"hostb\",0.75,2");
+        free(v);
+        v = jq(out, "[.nodes[] | select(.host == \"hosta\") | .node] | @csv");
+        assert_string_equal(v, "0,1,2");
+        free(v);
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-J", "--bytes", NULL), 0);
+        v = jq(out, "[.batches[0].size, .conversions[0].size, .conversions[0].bind] | @csv");
+        assert_string_equal(v, "2147483648,4294967296,0.3");
+        free(v);
+        free(out);
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "-J", NULL), 0);
+        v = jq(out, ".failures[] | [.host, .block, .node, .errno, .attempts] | @csv");
+        assert_string_equal(v, "\"hosta\",\"memory300\",2,\"EBUSY\",5");
+        free(v);
+        free(out);
+
+        /* nothing matches: still a document */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", "-J", NULL), 0);
+        v = jq(out, "[(.batches | length), (.nodes | length), (.hosts | length)] | @csv");
+        assert_string_equal(v, "0,0,0");
+}
+
+/* Colour as systemd decides it: SYSTEMD_COLORS forces it either way, even into a pipe. */
+static void test_colors(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *out = NULL;
+
+        if (!fx->dir)
+                skip();
+
+        assert_int_equal(run_report(&out, "-D", fx->dir, NULL), 0);
+        assert_null(strstr(out, "\033["));     /* not a terminal */
+        free(out);
+        setenv("SYSTEMD_COLORS", "1", 1);
+        assert_int_equal(run_report(&out, "-D", fx->dir, NULL), 0);
+        assert_non_null(strstr(out, "\033[31m"));      /* the failed batch */
+        assert_non_null(strstr(out, "\033[1m"));
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--no-color", NULL), 0);
+        assert_null(strstr(out, "\033["));
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-J", NULL), 0);
+        assert_null(strstr(out, "\033["));
+        free(out);
+        setenv("SYSTEMD_COLORS", "0", 1);
+        assert_int_equal(run_report(&out, "-D", fx->dir, NULL), 0);
+        assert_null(strstr(out, "\033["));
+        unsetenv("SYSTEMD_COLORS");
 }
 
 static void test_single_file(void **state) {
@@ -499,7 +846,7 @@ static void test_single_file(void **state) {
                 skip();
 
         assert_int_equal(run_report(&out, "--file", fx->file_a, "--no-color", NULL), 0);
-        assert_non_null(strstr(out, "3 batches, 56 blocks, 7.00 GiB, 1 failed"));
+        assert_non_null(strstr(out, "3 batches, 56 blocks, 7G, 1 failed"));
         assert_null(strstr(out, "hostb"));
         assert_null(strstr(out, "Per host:"));
         assert_non_null(strstr(out, "coldplug"));
@@ -526,7 +873,7 @@ static void test_failures(void **state) {
         assert_non_null(strstr(row, "Device or resource busy"));
         free(out);
 
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "--json-lines", NULL), 0);
         v = jq(out, "[.block, .node, .errno, .attempts, .batch] | @csv");
         assert_string_equal(v, "\"memory300\",2,16,5,2");
         free(out);
@@ -548,11 +895,14 @@ static void test_bars(void **state) {
         setenv("LC_ALL", "C.UTF-8", 1);
         assert_int_equal(run_report(&out, "-D", fx->dir, NULL), 0);
         assert_non_null(strstr(out, "\u2588"));
-        assert_non_null(strstr(out, "P99 \u00b5s"));
+        /* the column is P99 in every locale now (a name -o takes); its unit, µs, is in --help */
+        assert_non_null(strstr(out, " P99 "));
         free(out);
         setenv("LC_ALL", "C", 1);
         assert_int_equal(run_report(&out, "-D", fx->dir, NULL), 0);
         assert_null(strstr(out, "\u2588"));
+        for (const char *p = out; *p; p++)
+                assert_true((unsigned char) *p < 0x80);
         assert_non_null(strstr(out, "####"));
         /* hosta node 0 at 2 GiB/s draws the full bar, hostb node 1 at 0.5 a quarter */
         {
@@ -570,6 +920,7 @@ static void test_bars(void **state) {
                 unsetenv("LC_ALL");
 }
 
+/* Usage errors exit 2 (they exited 1, like every other failure, before exit statuses were told apart). */
 static void test_usage_errors(void **state) {
         struct fixture *fx = *state;
         _cleanup_free_ char *out = NULL;
@@ -577,31 +928,298 @@ static void test_usage_errors(void **state) {
         if (!fx->dir)
                 skip();
 
-        assert_int_equal(run_report(&out, "--bogus", NULL), 1);
+        assert_int_equal(run_report(&out, "--bogus", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "--since", "yesterdayish", NULL), 1);
+        assert_int_equal(run_report(&out, "--since", "yesterdayish", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "--node", "x", NULL), 1);
+        assert_int_equal(run_report(&out, "--node", "x", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "-D", fx->dir, "--file", fx->file_a, NULL), 1);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--file", fx->file_a, NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_int_equal(run_report(&out, "--boot", "nothex", NULL), 1);
+        assert_int_equal(run_report(&out, "--boot", "nothex", NULL), REPORT_EXIT_USAGE);
         free(out);
-        assert_true(run_report(&out, "-D", "/nonexistent/memonline", NULL) < 0);
+        assert_int_equal(run_report(&out, "-D", "/nonexistent/memonline", NULL), REPORT_EXIT_FAILURE);
+        free(out);
+        assert_int_equal(run_report(&out, "--file", "/nonexistent/memonline.journal", NULL), REPORT_EXIT_FAILURE);
+}
+
+/*
+ * Run the report as another user (nobody, when we are root: root reads
+ * every file), with stderr captured; its exit status, stdout in *ret_out,
+ * stderr in *ret_err.
+ */
+static int run_report_unprivileged(char **ret_out, char **ret_err, const char *opt, const char *path) {
+        char err_tmpl[] = "/tmp/memonline-jr-err-XXXXXX", out_tmpl[] = "/tmp/memonline-jr-out-XXXXXX";
+        int err_fd = mkstemp(err_tmpl), out_fd = mkstemp(out_tmpl), status;
+        pid_t pid;
+
+        assert_true(err_fd >= 0 && out_fd >= 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *argv[] = { (char *) "report", (char *) opt, (char *) path, (char *) "--no-color", NULL };
+                FILE *out;
+
+                if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                                       setresuid(65534, 65534, 65534) < 0))
+                        _exit(99);
+                dup2(err_fd, STDERR_FILENO);
+                out = fdopen(out_fd, "w");
+                _exit(out ? journal_report_main(4, argv, out) : 98);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        *ret_err = read_all(err_fd);
+        *ret_out = read_all(out_fd);
+        unlink(err_tmpl);
+        unlink(out_tmpl);
+        return WEXITSTATUS(status);
+}
+
+/* A journal the user cannot read is an error, as with journalctl; some unreadable files, a partial report. */
+static void test_unreadable(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *dir = NULL, *a = NULL, *b = NULL, *text_a = NULL, *text_b = NULL;
+        char *out = NULL, *err = NULL;
+        /* as root the other user is nobody, who cannot read a 0600 file; as a user, not even the owner reads 0000 */
+        mode_t closed = geteuid() == 0 ? 0600 : 0000;
+
+        if (!fx->dir)
+                skip();
+
+        assert_true(asprintf(&dir, "/tmp/memonline-jr-perm-%d", (int) getpid()) > 0);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        assert_true(asprintf(&a, "%s/remote-hosta.journal", dir) > 0);
+        assert_true(asprintf(&b, "%s/remote-hostb.journal", dir) > 0);
+        text_a = export_host_a();
+        text_b = export_host_b();
+        make_journal(text_a, a);
+        make_journal(text_b, b);
+        assert_int_equal(chmod(a, closed), 0);
+        assert_int_equal(chmod(b, closed), 0);
+
+        /* nothing readable: an error, not "no records" */
+        assert_int_equal(run_report_unprivileged(&out, &err, "-D", dir), REPORT_EXIT_FAILURE);
+        assert_string_equal(out, "");
+        assert_non_null(strstr(err, "memonlined report: no journal files were opened due to insufficient permissions"));
+        assert_null(strstr(err, "No memonlined records found"));
+        free(out);
+        free(err);
+        assert_int_equal(run_report_unprivileged(&out, &err, "--file", a), REPORT_EXIT_FAILURE);
+        assert_non_null(strstr(err, "insufficient permissions"));
+        free(out);
+        free(err);
+
+        /* one of two readable: the report of that one, a warning, exit 64 */
+        assert_int_equal(chmod(b, 0644), 0);
+        assert_int_equal(run_report_unprivileged(&out, &err, "-D", dir), REPORT_EXIT_PARTIAL);
+        assert_non_null(strstr(out, "2 batches, 16 blocks"));
+        assert_non_null(strstr(err, "1 journal file was not opened due to insufficient permissions"));
+        free(out);
+        free(err);
+
+        /* all readable again: exit 0, no warning */
+        assert_int_equal(chmod(a, 0644), 0);
+        assert_int_equal(run_report_unprivileged(&out, &err, "-D", dir), REPORT_EXIT_SUCCESS);
+        assert_non_null(strstr(out, "5 batches"));
+        assert_null(strstr(err, "not opened"));
+        free(out);
+        free(err);
+
+        unlink(a);
+        unlink(b);
+        rmdir(dir);
+}
+
+#define MACHINE_1 "11111111111111111111111111111111"
+#define MACHINE_2 "22222222222222222222222222222222"
+#define MACHINE_3 "33333333333333333333333333333333"
+
+/* One batch with one node record from a machine and boot. */
+static void machine_boot_batch(FILE *f, const char *machine, const char *boot, const char *host, unsigned seq,
+                               uint64_t sec, unsigned blocks) {
+        char source[128];
+
+        snprintf(source, sizeof(source), "_MACHINE_ID=%s\n_COMM=memonlined\n_UID=0\n", machine);
+        head_from(f, host, boot, 500, sec, MESSAGE_ID_BATCH, source);
+        fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_TRIGGER=udev\n", seq);
+        counters(f, blocks, 1000000, 0);
+        fputc('\n', f);
+        head_from(f, host, boot, 500, sec, MESSAGE_ID_NODE, source);
+        fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_NODE=0\nMEMONLINE_WRITER_NODE=0\nMEMONLINE_ZONE=online\n", seq);
+        counters(f, blocks, 1000000, 0);
+        fputc('\n', f);
+}
+
+static void machine_batch(FILE *f, const char *machine, const char *host, unsigned seq, uint64_t sec, unsigned blocks) {
+        machine_boot_batch(f, machine, BOOT_A, host, seq, sec, blocks);
+}
+
+#define BOOT_1A "1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define BOOT_1B "1bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define BOOT_1C "1ccccccccccccccccccccccccccccccc"
+#define BOOT_2D "2ddddddddddddddddddddddddddddddd"
+#define BOOT_2E "2eeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+
+/* The boot IDs of the batches -b selects (their first two digits, oldest batch first), or "rc=N". */
+static char *boots_of(const char *path, const char *boot_arg, const char *boot_word) {
+        _cleanup_free_ char *out = NULL;
+        char *v;
+        int r;
+
+        r = boot_word ? run_report(&out, "--file", path, boot_arg, boot_word, "--json-lines", NULL)
+                      : run_report(&out, "--file", path, boot_arg, "--json-lines", NULL);
+        if (r != 0) {
+                assert_true(asprintf(&v, "rc=%d", r) > 0);
+                return v;
+        }
+        return jq(out, "[.boot_id[0:2]] | @csv");
+}
+
+/* -b counts the boots of the journal it reads, per machine, as journalctl does for one. */
+static void test_boots(void **state) {
+        static const struct { const char *arg, *word, *want; } cases[] = {
+                { "-b", NULL, "\"2e\"\n\"1c\"" },            /* every machine's latest */
+                { "-b", "0", "\"2e\"\n\"1c\"" },
+                { "--boot=0", NULL, "\"2e\"\n\"1c\"" },
+                { "-b", "-1", "\"2d\"\n\"1b\"" },
+                { "--boot=-1", NULL, "\"2d\"\n\"1b\"" },
+                { "-b", "1", "\"1a\"\n\"2d\"" },              /* the first */
+                { "-b", "2", "\"1b\"\n\"2e\"" },
+                { "-b", "-2", "\"1a\"" },                      /* machine 2 has two boots */
+                { "-b", "-3", "rc=1" },                          /* nobody has four */
+                { "-b", BOOT_1B, "\"1b\"" },
+                { "-b", BOOT_1B "+1", "\"1c\"" },
+                { "-b", BOOT_1B "-1", "\"1a\"" },
+                { "-b", BOOT_1B "+2", "rc=1" },
+                { "-b", BOOT_1B "x", "rc=2" },
+                { "-b", "--1", "rc=2" },
+        };
+        struct fixture *fx = *state;
+        _cleanup_free_ char *path = NULL;
+        struct export x;
+        FILE *f;
+
+        if (!fx->dir)
+                skip();
+
+        f = export_begin(&x);
+        /* machine 1: boots 1a, 1b, 1c; machine 2: 2d, 2e; interleaved in time */
+        machine_boot_batch(f, MACHINE_1, BOOT_1A, "one", 1, T0, 8);
+        machine_boot_batch(f, MACHINE_2, BOOT_2D, "two", 1, T0 + 50, 8);
+        machine_boot_batch(f, MACHINE_1, BOOT_1B, "one", 1, T0 + 100, 8);
+        machine_boot_batch(f, MACHINE_2, BOOT_2E, "two", 1, T0 + 150, 8);
+        machine_boot_batch(f, MACHINE_1, BOOT_1C, "one", 1, T0 + 200, 8);
+        path = export_to_journal(&x, fx, "boots");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *got = boots_of(path, cases[i].arg, cases[i].word);
+
+                if (!streq(got, cases[i].want))
+                        fail_msg("%s %s: got %s, want %s", cases[i].arg, strempty(cases[i].word), got, cases[i].want);
+        }
+        unlink(path);
+}
+
+/* Hosts are machines: cloned VMs that share a name stay apart, a renamed machine stays one. */
+static void test_machine_ids(void **state) {
+        struct fixture *fx = *state;
+        _cleanup_free_ char *path = NULL, *out = NULL, *v = NULL;
+        struct export x;
+        FILE *f;
+
+        if (!fx->dir)
+                skip();
+
+        f = export_begin(&x);
+        machine_batch(f, MACHINE_1, "clone", 1, T0, 8);
+        machine_batch(f, MACHINE_2, "clone", 1, T0 + 1, 16);
+        machine_batch(f, MACHINE_3, "oldname", 1, T0 + 2, 8);
+        machine_batch(f, MACHINE_3, "newname", 2, T0 + 3, 8);
+        path = export_to_journal(&x, fx, "machines");
+
+        assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
+        {
+                _cleanup_free_ char *hosts = section(out, "Per host:");
+                _cleanup_free_ char *c1 = line_with(hosts, "clone/11111111"), *c2 = line_with(hosts, "clone/22222222");
+                _cleanup_free_ char *renamed = line_with(hosts, "newname");
+
+                assert_non_null(c1);
+                assert_non_null(c2);
+                assert_non_null(renamed);
+                assert_int_equal(count_lines(hosts, NULL), 5);  /* heading, header, three machines */
+                assert_null(strstr(hosts, "oldname"));
+        }
+        free(out);
+
+        assert_int_equal(run_report(&out, "--file", path, "--json-lines", NULL), 0);
+        v = jq(out, "[.host, .machine_id, .blocks] | @csv");
+        assert_string_equal(v, "\"clone\",\"" MACHINE_1 "\",8\n\"clone\",\"" MACHINE_2 "\",16\n"
+                               "\"newname\",\"" MACHINE_3 "\",8\n\"newname\",\"" MACHINE_3 "\",8");
+        free(out);
+
+        /* --host takes a machine ID too */
+        assert_int_equal(run_report(&out, "--file", path, "--host", MACHINE_2, "--json-lines", NULL), 0);
+        free(v);
+        v = jq(out, ".blocks");
+        assert_string_equal(v, "16");
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--host", "clone", "--json-lines", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        unlink(path);
+}
+
+/* By default only records journald stamped as memonlined's count. */
+static void test_sources(void **state) {
+        static const char *const sources[] = {
+                "_SYSTEMD_UNIT=memonlined.service\n_UID=0\n",                  /* trusted */
+                "_COMM=memonlined\n_UID=0\n",                                   /* trusted */
+                "_EXE=/usr/local/sbin/memonlined\n_UID=0\n",                    /* trusted */
+                "_COMM=memonlined\n_EXE=/home/mallory/memonlined\n_UID=1000\n", /* another user's */
+                "_COMM=logger\n_EXE=/usr/bin/logger\n_UID=0\n",                  /* logger(1) */
+                "_EXE=/tmp/notmemonlined\n_UID=0\n",
+                "",                                                             /* no trusted fields */
+        };
+        struct fixture *fx = *state;
+        _cleanup_free_ char *path = NULL, *out = NULL, *v = NULL;
+        struct export x;
+        FILE *f;
+
+        if (!fx->dir)
+                skip();
+
+        f = export_begin(&x);
+        for (unsigned i = 0; i < ELEMENTSOF(sources); i++) {
+                head_from(f, "src", BOOT_A, 400, T0 + i, MESSAGE_ID_BATCH, sources[i]);
+                fprintf(f, "MEMONLINE_BATCH=%u\nMEMONLINE_TRIGGER=udev\n", i + 1);
+                counters(f, 8, 1000000, 0);
+                fputc('\n', f);
+        }
+        path = export_to_journal(&x, fx, "sources");
+
+        assert_int_equal(run_report(&out, "--file", path, "--json-lines", NULL), 0);
+        v = jq(out, ".batch");
+        assert_string_equal(v, "1\n2\n3");
+        free(v);
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--all-sources", "--json-lines", NULL), 0);
+        v = jq(out, ".batch");
+        assert_string_equal(v, "1\n2\n3\n4\n5\n6\n7");
+        unlink(path);
 }
 
 /* 20,000 records from one host: read and summarised without trouble. */
 static void test_large(void **state) {
         struct fixture *fx = *state;
-        _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&text, &n);
+        _cleanup_free_ char *path = NULL, *out = NULL;
+        struct export x;
+        FILE *f;
         unsigned records = 0;
 
         if (!fx->dir)
                 skip();
 
-        assert_non_null(f);
+        f = export_begin(&x);
         for (unsigned seq = 1; records < 20000; seq++) {
                 uint64_t t = T0 + 86400 + seq;
 
@@ -610,53 +1228,15 @@ static void test_large(void **state) {
                         node(f, "big", BOOT_A, 300, t, seq, nd, nd == 2 ? 1 : nd, "online_movable", 8, 500000);
                 records += 4;
         }
-        fclose(f);
-        assert_true(asprintf(&path, "%s/big.journal", fx->dir) > 0);
-        make_journal(text, path);
+        path = export_to_journal(&x, fx, "big");
 
-        assert_int_equal(run_report(&out, "--file", path, "--json", NULL), 0);
+        assert_int_equal(run_report(&out, "--file", path, "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 5000);
         assert_int_equal(count_lines(out, "\"nodes\":[{\"node\":0"), 5000);
         free(out);
         assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
         assert_non_null(strstr(out, "5000 batches, 120000 blocks"));
         unlink(path);
-}
-
-static void test_parse_time(void **state) {
-        const uint64_t now = (T0 + 3600) * USEC_PER_SEC;        /* 2023-11-14 23:13:20 UTC */
-        uint64_t t;
-
-        assert_int_equal(journal_report_parse_time("2023-11-14 22:13:20", now, &t), 0);
-        assert_int_equal(t, T0 * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("2023-11-14 22:13", now, &t), 0);
-        assert_int_equal(t, (T0 - 20) * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("2023-11-14", now, &t), 0);
-        assert_int_equal(t, 1699920000 * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("today", now, &t), 0);
-        assert_int_equal(t, 1699920000 * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("yesterday", now, &t), 0);
-        assert_int_equal(t, (1699920000 - 86400) * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("now", now, &t), 0);
-        assert_int_equal(t, now);
-        assert_int_equal(journal_report_parse_time("-1h", now, &t), 0);
-        assert_int_equal(t, T0 * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("-30m", now, &t), 0);
-        assert_int_equal(t, (T0 + 1800) * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("-2d", now, &t), 0);
-        assert_int_equal(t, now - 2 * 86400 * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("+10s", now, &t), 0);
-        assert_int_equal(t, now + 10 * USEC_PER_SEC);
-        assert_int_equal(journal_report_parse_time("@1700000000", now, &t), 0);
-        assert_int_equal(t, T0 * USEC_PER_SEC);
-
-        t = 42;
-        assert_int_equal(journal_report_parse_time("-1x", now, &t), -EINVAL);
-        assert_int_equal(journal_report_parse_time("-h", now, &t), -EINVAL);
-        assert_int_equal(journal_report_parse_time("2023-11-14 22", now, &t), -EINVAL);
-        assert_int_equal(journal_report_parse_time("", now, &t), -EINVAL);
-        assert_int_equal(journal_report_parse_time("tuesday", now, &t), -EINVAL);
-        assert_int_equal(t, 42);
 }
 
 /* ---- status tests ------------------------------------------------------------ */
@@ -779,12 +1359,19 @@ int main(void) {
                 cmocka_unit_test(test_table_several_hosts),
                 cmocka_unit_test(test_json),
                 cmocka_unit_test(test_filters),
+                cmocka_unit_test(test_columns),
+                cmocka_unit_test(test_json_document),
+                cmocka_unit_test(test_colors),
                 cmocka_unit_test(test_single_file),
                 cmocka_unit_test(test_failures),
                 cmocka_unit_test(test_bars),
                 cmocka_unit_test(test_usage_errors),
+                cmocka_unit_test(test_unreadable),
                 cmocka_unit_test(test_large),
-                cmocka_unit_test(test_parse_time),
+                cmocka_unit_test(test_hostile_fields),
+                cmocka_unit_test(test_sources),
+                cmocka_unit_test(test_machine_ids),
+                cmocka_unit_test(test_boots),
                 cmocka_unit_test(test_status_json),
                 cmocka_unit_test(test_status_text),
                 cmocka_unit_test(test_status_daemon_line),

@@ -234,7 +234,7 @@ static void *runner_main(void *userdata) {
         struct loop *c = userdata;
         uint64_t one = 1;
 
-        c->job->error = runner_run_job(&c->runner_ctx, c->job);
+        c->job->error = runner_process(&c->runner_ctx, c->job);
         /* Wake the event loop; it joins us. */
         if (write(c->done_fd, &one, sizeof(one)) < 0)
                 c->job->error = c->job->error ?: -errno;

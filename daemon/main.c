@@ -98,7 +98,7 @@ static int run_daemon(struct context *c) {
 }
 
 /* --once and --dry-run: one pass over every offline block. Returns an exit code. */
-static int run_once(struct context *c) {
+static int single_pass(struct context *c) {
         struct loop_config cfg = {
                 .config_path = c->config_path,
                 .config_explicit = c->config_explicit,
@@ -116,7 +116,7 @@ static int run_once(struct context *c) {
         j.policy = p;
         if (!c->dry_run)
                 warn_conflicts(c);
-        r = runner_run_job(&c->runner_ctx, &j);
+        r = runner_process(&c->runner_ctx, &j);
         if (r < 0)
                 return EXIT_FAILURE;
         if (c->dry_run)
@@ -269,7 +269,7 @@ int main(int argc, char **argv) {
         }
 
         if (c.once || c.dry_run) {
-                r = run_once(&c);
+                r = single_pass(&c);
                 runner_done(&c.runner_ctx);
                 return r;
         }

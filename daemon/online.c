@@ -22,7 +22,7 @@
 /*
  * FIFO arbiter with up to `limit` holders. Waiters queue in arrival
  * order, so workers of all nodes interleave fairly (a holder keeps the
- * slot for a run of write_run blocks), and a worker queues with its file
+ * slot for a run of writes_per_turn blocks), and a worker queues with its file
  * already open. A release hands the slot straight to the
  * oldest waiter and wakes only that one: waking every worker per block
  * (a broadcast) cost ~25 futex calls per block with 8 node workers.
@@ -77,11 +77,11 @@ static void arbiter_release(struct arbiter *a) {
         pthread_mutex_unlock(&a->lock);
 }
 
-struct run {
+struct online_pass {
         const struct online_request *req;
         struct online_result *res;
         struct arbiter arbiter;
-        unsigned write_run;
+        unsigned writes_per_turn;
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
         bool regular_files;             /* a test tree, not sysfs: a write must replace the contents */
@@ -105,9 +105,25 @@ struct ready_block {
  */
 #define PREFETCH_AHEAD 16
 
+/*
+ * A worker's helper, while it runs: it opens and reads the state files of
+ * the worker's next blocks. ready[] and the counters are under lock.
+ */
+struct prefetcher {
+        struct ready_block *ready;      /* per item */
+        size_t n_ready;                 /* items [0, n_ready) are prepared */
+        size_t turn;                    /* the worker is at this item */
+        size_t closed;                  /* the helper closed the files of items [0, closed) */
+        bool quit, started;
+        bool helper_waits, worker_waits;        /* who sleeps on cond: wake only them */
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        pthread_t thread;
+};
+
 /* One thread: one CPU of one group. Everything here is owned by the thread until join. */
 struct worker {
-        struct run *run;
+        struct online_pass *run;
         size_t group;
         int cpu;                        /* -1 = unpinned */
         size_t *items;                  /* indices into res->blocks */
@@ -121,19 +137,10 @@ struct worker {
         bool holding;                   /* owns a write slot between blocks */
         size_t first_deferred;          /* items from here on are the zones' deferred blocks */
         unsigned streak;                /* writes in the current hold */
-        /* The prefetcher, when it runs; ready[] and the counters are under pf_lock. */
-        struct ready_block *ready;      /* per item */
-        size_t n_ready;                 /* items [0, n_ready) are prepared */
-        size_t turn;                    /* the worker is at this item */
-        size_t closed;                  /* the helper closed the files of items [0, closed) */
-        bool pf_quit, pf_started;
-        bool pf_helper_waits, pf_worker_waits;  /* who sleeps on pf_cond: wake only them */
-        pthread_mutex_t pf_lock;
-        pthread_cond_t pf_cond;
-        pthread_t pf_thread;
+        struct prefetcher pf;
 };
 
-static bool stopped(const struct run *run) {
+static bool stopped(const struct online_pass *run) {
         return run->req->stop && atomic_load(run->req->stop);
 }
 
@@ -166,7 +173,7 @@ static void sleep_msec(unsigned ms) {
                 ;
 }
 
-static unsigned backoff_for(const struct run *run, unsigned attempt) {
+static unsigned backoff_for(const struct online_pass *run, unsigned attempt) {
         uint64_t ms = run->backoff_ms;
 
         /* attempt 1 failed -> first backoff; doubles after that. */
@@ -192,7 +199,7 @@ static int open_memory_dir(const char *root, int *ret_fd) {
         return 0;
 }
 
-static int open_state(const struct run *run, uint64_t id, int *ret_fd) {
+static int open_state(const struct online_pass *run, uint64_t id, int *ret_fd) {
         char rel[64];
         int fd;
 
@@ -210,7 +217,7 @@ static int open_state(const struct run *run, uint64_t id, int *ret_fd) {
 }
 
 /* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
-static int write_state(const struct run *run, uint64_t id, int fd, const char *value, size_t old_len) {
+static int write_state(const struct online_pass *run, uint64_t id, int fd, const char *value, size_t old_len) {
         const struct online_ops *ops = run->req->ops;
         int r;
 
@@ -230,7 +237,7 @@ static int write_state(const struct run *run, uint64_t id, int fd, const char *v
 }
 
 /* The block's state now, through its open state file; *ret_len gets the bytes read (SIZE_MAX: more). */
-static int read_state(const struct run *run, uint64_t id, int fd, enum block_state *ret, size_t *ret_len) {
+static int read_state(const struct online_pass *run, uint64_t id, int fd, enum block_state *ret, size_t *ret_len) {
         const struct online_ops *ops = run->req->ops;
         char buf[32];
         ssize_t n;
@@ -284,7 +291,7 @@ static void name_thread(const char *role, int node) {
         (void) pthread_setname_np(pthread_self(), name);
 }
 
-static struct ready_block prepare_block(const struct run *run, uint64_t id) {
+static struct ready_block prepare_block(const struct online_pass *run, uint64_t id) {
         struct ready_block rb = { .fd = -1, .state_len = SIZE_MAX };
 
         if (!run->req->ops)
@@ -305,15 +312,15 @@ static void *prefetch_main(void *userdata) {
                 size_t done;
                 bool quit;
 
-                pthread_mutex_lock(&w->pf_lock);
-                while (!w->pf_quit && i >= w->turn + PREFETCH_AHEAD) {
-                        w->pf_helper_waits = true;
-                        pthread_cond_wait(&w->pf_cond, &w->pf_lock);
-                        w->pf_helper_waits = false;
+                pthread_mutex_lock(&w->pf.lock);
+                while (!w->pf.quit && i >= w->pf.turn + PREFETCH_AHEAD) {
+                        w->pf.helper_waits = true;
+                        pthread_cond_wait(&w->pf.cond, &w->pf.lock);
+                        w->pf.helper_waits = false;
                 }
-                quit = w->pf_quit;
-                done = w->turn > 0 ? w->turn - 1 : 0;  /* the worker has finished with these */
-                pthread_mutex_unlock(&w->pf_lock);
+                quit = w->pf.quit;
+                done = w->pf.turn > 0 ? w->pf.turn - 1 : 0;  /* the worker has finished with these */
+                pthread_mutex_unlock(&w->pf.lock);
                 if (quit)
                         break;
 
@@ -321,20 +328,20 @@ static void *prefetch_main(void *userdata) {
                  * Closed here, where they were opened: a file freed on
                  * another CPU takes the allocator's slow path.
                  */
-                for (; w->closed < done; w->closed++)
-                        if (w->ready[w->closed].fd >= 0) {
-                                close(w->ready[w->closed].fd);
-                                w->ready[w->closed].fd = -1;
+                for (; w->pf.closed < done; w->pf.closed++)
+                        if (w->pf.ready[w->pf.closed].fd >= 0) {
+                                close(w->pf.ready[w->pf.closed].fd);
+                                w->pf.ready[w->pf.closed].fd = -1;
                         }
 
                 rb = prepare_block(w->run, id);
 
-                pthread_mutex_lock(&w->pf_lock);
-                w->ready[i] = rb;
-                w->n_ready = i + 1;
-                if (w->pf_worker_waits)
-                        pthread_cond_signal(&w->pf_cond);
-                pthread_mutex_unlock(&w->pf_lock);
+                pthread_mutex_lock(&w->pf.lock);
+                w->pf.ready[i] = rb;
+                w->pf.n_ready = i + 1;
+                if (w->pf.worker_waits)
+                        pthread_cond_signal(&w->pf.cond);
+                pthread_mutex_unlock(&w->pf.lock);
         }
         return NULL;
 }
@@ -397,27 +404,27 @@ static void prefetch_start(struct worker *w) {
 
         if (w->run->req->ops || w->n_items < 2)
                 return;
-        w->ready = calloc(w->n_items, sizeof(*w->ready));
-        if (!w->ready)
+        w->pf.ready = calloc(w->n_items, sizeof(*w->pf.ready));
+        if (!w->pf.ready)
                 return;
         /* The first block is needed at once: no point waiting for the helper. */
-        w->ready[0] = prepare_block(w->run, w->run->res->blocks[w->items[0]].id);
-        w->n_ready = 1;
-        pthread_mutex_init(&w->pf_lock, NULL);
-        pthread_cond_init(&w->pf_cond, NULL);
+        w->pf.ready[0] = prepare_block(w->run, w->run->res->blocks[w->items[0]].id);
+        w->pf.n_ready = 1;
+        pthread_mutex_init(&w->pf.lock, NULL);
+        pthread_cond_init(&w->pf.cond, NULL);
         pthread_attr_init(&attr);
         (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
         /* Created before the worker pins itself: it may run on any CPU, in parallel. */
-        w->pf_started = pthread_create(&w->pf_thread, &attr, prefetch_main, w) == 0;
+        w->pf.started = pthread_create(&w->pf.thread, &attr, prefetch_main, w) == 0;
         pthread_attr_destroy(&attr);
-        if (!w->pf_started) {
-                pthread_cond_destroy(&w->pf_cond);
-                pthread_mutex_destroy(&w->pf_lock);
-                if (w->ready[0].fd >= 0)
-                        close(w->ready[0].fd);
-                free(w->ready);
-                w->ready = NULL;
-                w->n_ready = 0;
+        if (!w->pf.started) {
+                pthread_cond_destroy(&w->pf.cond);
+                pthread_mutex_destroy(&w->pf.lock);
+                if (w->pf.ready[0].fd >= 0)
+                        close(w->pf.ready[0].fd);
+                free(w->pf.ready);
+                w->pf.ready = NULL;
+                w->pf.n_ready = 0;
         }
 }
 
@@ -425,21 +432,21 @@ static void prefetch_start(struct worker *w) {
 static struct ready_block take_ready(struct worker *w, size_t i) {
         struct ready_block rb;
 
-        if (!w->pf_started)
+        if (!w->pf.started)
                 return prepare_block(w->run, w->run->res->blocks[w->items[i]].id);
-        pthread_mutex_lock(&w->pf_lock);
-        while (w->n_ready <= i) {
-                w->pf_worker_waits = true;
-                pthread_cond_wait(&w->pf_cond, &w->pf_lock);
-                w->pf_worker_waits = false;
+        pthread_mutex_lock(&w->pf.lock);
+        while (w->pf.n_ready <= i) {
+                w->pf.worker_waits = true;
+                pthread_cond_wait(&w->pf.cond, &w->pf.lock);
+                w->pf.worker_waits = false;
         }
-        rb = w->ready[i];
-        w->ready[i].fd = -1;
-        w->turn = i + 1;
+        rb = w->pf.ready[i];
+        w->pf.ready[i].fd = -1;
+        w->pf.turn = i + 1;
         /* Wake a sleeping helper once half its window is free, not per block: fewer futex calls. */
-        if (w->pf_helper_waits && w->n_ready <= w->turn + PREFETCH_AHEAD / 2)
-                pthread_cond_signal(&w->pf_cond);
-        pthread_mutex_unlock(&w->pf_lock);
+        if (w->pf.helper_waits && w->pf.n_ready <= w->pf.turn + PREFETCH_AHEAD / 2)
+                pthread_cond_signal(&w->pf.cond);
+        pthread_mutex_unlock(&w->pf.lock);
         return rb;
 }
 
@@ -450,35 +457,35 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
 static void release_ready(struct worker *w, size_t i, int fd) {
         if (fd < 0)
                 return;
-        if (w->pf_started)
-                w->ready[i].fd = fd;
+        if (w->pf.started)
+                w->pf.ready[i].fd = fd;
         else
                 close(fd);
 }
 
 /* Stop the helper and close what it opened and what the worker gave back. */
 static void prefetch_stop(struct worker *w) {
-        if (!w->pf_started)
+        if (!w->pf.started)
                 return;
-        pthread_mutex_lock(&w->pf_lock);
-        w->pf_quit = true;
-        pthread_cond_signal(&w->pf_cond);
-        pthread_mutex_unlock(&w->pf_lock);
-        pthread_join(w->pf_thread, NULL);
-        for (size_t i = 0; i < w->n_ready; i++)
-                if (w->ready[i].fd >= 0)
-                        close(w->ready[i].fd);
-        pthread_cond_destroy(&w->pf_cond);
-        pthread_mutex_destroy(&w->pf_lock);
-        free(w->ready);
-        w->ready = NULL;
-        w->pf_started = false;
+        pthread_mutex_lock(&w->pf.lock);
+        w->pf.quit = true;
+        pthread_cond_signal(&w->pf.cond);
+        pthread_mutex_unlock(&w->pf.lock);
+        pthread_join(w->pf.thread, NULL);
+        for (size_t i = 0; i < w->pf.n_ready; i++)
+                if (w->pf.ready[i].fd >= 0)
+                        close(w->pf.ready[i].fd);
+        pthread_cond_destroy(&w->pf.cond);
+        pthread_mutex_destroy(&w->pf.lock);
+        free(w->pf.ready);
+        w->pf.ready = NULL;
+        w->pf.started = false;
 }
 
 /* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. */
 static void online_one(struct worker *w, const struct plan_item *item, struct ready_block rb,
                        struct block_result *br) {
-        struct run *run = w->run;
+        struct online_pass *run = w->run;
         int fd = rb.fd;                 /* the caller's to close */
         enum block_state st;
         const char *value;
@@ -525,7 +532,7 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
                 t1 = now_usec();
                 br->cpu = sched_getcpu();
                 /* A failure leads to a backoff or a state read: not with the slot held. */
-                if (r != 0 || ++w->streak >= run->write_run)
+                if (r != 0 || ++w->streak >= run->writes_per_turn)
                         slot_drop(w);
 
                 br->attempts++;
@@ -579,7 +586,7 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
 
 static void *worker_main(void *userdata) {
         struct worker *w = userdata;
-        struct run *run = w->run;
+        struct online_pass *run = w->run;
         const struct plan_group *g = &run->req->plan->groups[w->group];
 
         name_thread("write", g->node);
@@ -664,16 +671,184 @@ static void group_finish(struct online_result *res, size_t gi, size_t first, siz
                 gr->cpus_used = NULL;
 }
 
-int online_run(const struct online_request *req, struct online_result **ret) {
-        _cleanup_online_result_ struct online_result *res = NULL;
-        struct worker *workers = NULL;
-        size_t n_workers = 0, n_blocks = 0, wi = 0, first;
-        uint64_t run_start = now_usec(), first_t0 = 0;
-        struct run run = { .memory_dir_fd = -1 };
-        _cleanup_close_ int memory_dir_fd = -1;
-        int memory_dir_error = 0;
+/* The result's shape: one block result per plan item, in plan order, and one group result per group. */
+static int result_new(const struct plan *plan, struct online_result **ret) {
+        _cleanup_online_result_ struct online_result *res = calloc(1, sizeof(*res));
+
+        if (!res)
+                return -ENOMEM;
+        res->pin_cpu = -1;
+        res->n_groups = plan->n_groups;
+        for (size_t g = 0; g < plan->n_groups; g++)
+                res->n_blocks += plan->groups[g].n_items;
+        if (res->n_groups > 0) {
+                res->groups = calloc(res->n_groups, sizeof(*res->groups));
+                if (!res->groups)
+                        return -ENOMEM;
+        }
+        if (res->n_blocks > 0) {
+                res->blocks = calloc(res->n_blocks, sizeof(*res->blocks));
+                if (!res->blocks)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(res);
+        return 0;
+}
+
+static size_t workers_of(const struct plan_group *pg) {
+        return MAX(pg->n_cpus, (size_t) 1);
+}
+
+/* Each group's items among its workers, as the planner assigned them, each worker's in write order. */
+static int workers_assign(struct online_pass *run, struct worker *workers) {
+        const struct plan *plan = run->req->plan;
+        struct online_result *res = run->res;
+        size_t first = 0, wi = 0;
+
+        for (size_t g = 0; g < plan->n_groups; g++) {
+                const struct plan_group *pg = &plan->groups[g];
+                size_t nw = workers_of(pg);
+
+                res->groups[g].node = pg->node;
+                res->groups[g].writer_node = pg->writer_node;
+                for (size_t k = 0; k < nw; k++) {
+                        struct worker *w = &workers[wi + k];
+
+                        *w = (struct worker) {
+                                .run = run,
+                                .group = g,
+                                .cpu = pg->n_cpus > 0 ? pg->cpus[k] : -1,
+                                .first_item = first,
+                        };
+                        if (pg->n_items > 0) {
+                                w->items = calloc(pg->n_items, sizeof(*w->items));
+                                if (!w->items)
+                                        return -ENOMEM;
+                        }
+                }
+                for (size_t i = 0; i < pg->n_items; i++) {
+                        const struct plan_item *it = &pg->items[i];
+                        struct block_result *br = &res->blocks[first + i];
+                        /* A bad worker index is the planner's bug; keep the block anyway. */
+                        struct worker *w = &workers[wi + (it->worker >= 0 ? (size_t) it->worker % nw : 0)];
+
+                        *br = (struct block_result) { .id = it->block->id, .node = it->block->node,
+                                                      .zone = it->zone, .cpu = -1 };
+                        w->items[w->n_items++] = first + i;
+                }
+                for (size_t k = 0; k < nw; k++)
+                        order_writes(&workers[wi + k], res);
+                first += pg->n_items;
+                wi += nw;
+        }
+        return 0;
+}
+
+/* Start a thread per worker with blocks, and wait for them all. */
+static void workers_run(struct worker *workers, size_t n) {
         pthread_attr_t attr;
-        int r = 0;
+
+        /* Workers need little stack; the daemon mlockall()s, so keep it small. */
+        pthread_attr_init(&attr);
+        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
+        for (size_t i = 0; i < n; i++)
+                if (workers[i].n_items > 0)
+                        workers[i].started = pthread_create(&workers[i].thread, &attr, worker_main, &workers[i]) == 0;
+        pthread_attr_destroy(&attr);
+        /* A thread we could not create still gets its blocks done, unpinned, by us. */
+        for (size_t i = 0; i < n; i++)
+                if (workers[i].n_items > 0 && !workers[i].started) {
+                        workers[i].cpu = -1;
+                        worker_main(&workers[i]);
+                }
+        for (size_t i = 0; i < n; i++)
+                if (workers[i].started)
+                        pthread_join(workers[i].thread, NULL);
+}
+
+/* One group's span, and the first writer's steps for the debug log. */
+static void group_span(struct online_result *res, struct group_result *gr, const struct worker *ws, size_t nw,
+                       uint64_t pass_start, uint64_t *first_t0) {
+        for (size_t k = 0; k < nw; k++) {
+                const struct worker *w = &ws[k];
+
+                if (w->first_start && (gr->start_usec == 0 || w->first_start < gr->start_usec))
+                        gr->start_usec = w->first_start;
+                if (w->first_start && (*first_t0 == 0 || w->first_start < *first_t0)) {
+                        /* The first writer's way to its first write. */
+                        *first_t0 = w->first_start;
+                        res->first_steps_usec[ONLINE_STEP_THREAD] = w->ran_usec - pass_start;
+                        res->first_steps_usec[ONLINE_STEP_OPEN] = w->prepared_usec - w->ran_usec;
+                        res->first_steps_usec[ONLINE_STEP_PIN] = w->pinned_usec - w->prepared_usec;
+                        res->first_steps_usec[ONLINE_STEP_SLOT] = w->first_start - w->pinned_usec;
+                }
+                if (w->last_end > gr->end_usec)
+                        gr->end_usec = w->last_end;
+                if (w->pin_error < 0 && !res->pin_failed) {
+                        res->pin_failed = true;
+                        res->pin_errno = -w->pin_error;
+                        res->pin_cpu = w->cpu;
+                }
+        }
+}
+
+/* All workers are joined: their results are ours to sum up, group by group. */
+static void result_collect(struct online_pass *run, const struct worker *workers, uint64_t pass_start) {
+        const struct plan *plan = run->req->plan;
+        struct online_result *res = run->res;
+        size_t first = 0, wi = 0;
+        uint64_t first_t0 = 0;
+
+        for (size_t g = 0; g < res->n_groups; g++) {
+                const struct plan_group *pg = &plan->groups[g];
+                struct group_result *gr = &res->groups[g];
+
+                group_span(res, gr, &workers[wi], workers_of(pg), pass_start, &first_t0);
+                group_finish(res, g, first, pg->n_items, run->req->block_size);
+                res->failed += gr->failed;
+                res->bytes += gr->bytes;
+                if (gr->start_usec && (res->start_usec == 0 || gr->start_usec < res->start_usec))
+                        res->start_usec = gr->start_usec;
+                if (gr->end_usec > res->end_usec)
+                        res->end_usec = gr->end_usec;
+                first += pg->n_items;
+                wi += workers_of(pg);
+        }
+}
+
+/* The pass's settings: the policy's, or the defaults without one. */
+static struct online_pass pass_new(const struct online_request *req, struct online_result *res, int memory_dir_fd,
+                          int memory_dir_error) {
+        struct online_pass run = {
+                .req = req,
+                .memory_dir_fd = memory_dir_fd,
+                .memory_dir_error = memory_dir_error,
+                .regular_files = !req->ops && !tree_is_sysfs(memory_dir_fd),
+                .res = res,
+                .arbiter.limit = 1,
+                .writes_per_turn = req->writes_per_turn > 0 ? req->writes_per_turn : ONLINE_WRITES_PER_TURN,
+                .retries = DEFAULT_RETRIES,
+                .backoff_ms = DEFAULT_BACKOFF_MS,
+                .backoff_max_ms = DEFAULT_BACKOFF_MAX_MS,
+        };
+
+        if (req->policy) {
+                run.arbiter.limit = MAX(req->policy->max_concurrent_writes, 1U);
+                run.retries = req->policy->retries;
+                run.backoff_ms = req->policy->retry_backoff_ms;
+                run.backoff_max_ms = req->policy->retry_backoff_max_ms;
+        }
+        return run;
+}
+
+int online_write(const struct online_request *req, struct online_result **ret) {
+        _cleanup_online_result_ struct online_result *res = NULL;
+        _cleanup_close_ int memory_dir_fd = -1;
+        struct worker *workers = NULL;
+        uint64_t pass_start = now_usec();
+        size_t n_workers = 0;
+        struct online_pass run;
+        int r, memory_dir_error = 0;
 
         if (!req || !req->plan || !ret)
                 return -EINVAL;
@@ -682,165 +857,29 @@ int online_run(const struct online_request *req, struct online_result **ret) {
         if (req->ops && !req->ops->write_state)
                 return -EINVAL;
 
-        for (size_t g = 0; g < req->plan->n_groups; g++) {
-                n_blocks += req->plan->groups[g].n_items;
-                n_workers += MAX(req->plan->groups[g].n_cpus, (size_t) 1);
-        }
-
-        res = calloc(1, sizeof(*res));
-        if (!res)
-                return -ENOMEM;
-        res->pin_cpu = -1;
-        res->n_groups = req->plan->n_groups;
-        if (res->n_groups > 0) {
-                res->groups = calloc(res->n_groups, sizeof(*res->groups));
-                if (!res->groups)
-                        return -ENOMEM;
-        }
-        res->n_blocks = n_blocks;
-        if (n_blocks > 0) {
-                res->blocks = calloc(n_blocks, sizeof(*res->blocks));
-                if (!res->blocks)
-                        return -ENOMEM;
-        }
+        r = result_new(req->plan, &res);
+        if (r < 0)
+                return r;
+        for (size_t g = 0; g < req->plan->n_groups; g++)
+                n_workers += workers_of(&req->plan->groups[g]);
         if (n_workers > 0) {
                 workers = calloc(n_workers, sizeof(*workers));
                 if (!workers)
                         return -ENOMEM;
         }
-
         /* Without it every block's open fails with the directory's error, as it would have alone. */
         if (!req->ops)
                 memory_dir_error = open_memory_dir(req->sysfs_root, &memory_dir_fd);
-        run = (struct run) {
-                .req = req,
-                .memory_dir_fd = memory_dir_fd,
-                .memory_dir_error = memory_dir_error,
-                .regular_files = !req->ops && !tree_is_sysfs(memory_dir_fd),
-                .res = res,
-                .arbiter.limit = 1,
-                .write_run = req->write_run > 0 ? req->write_run : ONLINE_WRITE_RUN,
-                .retries = DEFAULT_RETRIES,
-                .backoff_ms = DEFAULT_BACKOFF_MS,
-                .backoff_max_ms = DEFAULT_BACKOFF_MAX_MS,
-        };
-        if (req->policy) {
-                run.arbiter.limit = MAX(req->policy->max_concurrent_writes, 1U);
-                run.retries = req->policy->retries;
-                run.backoff_ms = req->policy->retry_backoff_ms;
-                run.backoff_max_ms = req->policy->retry_backoff_max_ms;
+        run = pass_new(req, res, memory_dir_fd, memory_dir_error);
+
+        r = workers_assign(&run, workers);
+        if (r >= 0) {
+                pthread_mutex_init(&run.arbiter.lock, NULL);
+                workers_run(workers, n_workers);
+                pthread_mutex_destroy(&run.arbiter.lock);
+                result_collect(&run, workers, pass_start);
+                *ret = TAKE_PTR(res);
         }
-
-        /* Results in plan order; split each group's items among its workers. */
-        first = 0;
-        for (size_t g = 0; g < req->plan->n_groups; g++) {
-                const struct plan_group *pg = &req->plan->groups[g];
-                size_t nw = MAX(pg->n_cpus, (size_t) 1);
-
-                res->groups[g].node = pg->node;
-                res->groups[g].writer_node = pg->writer_node;
-
-                for (size_t k = 0; k < nw; k++) {
-                        struct worker *w = &workers[wi + k];
-
-                        w->run = &run;
-                        w->group = g;
-                        w->cpu = pg->n_cpus > 0 ? pg->cpus[k] : -1;
-                        w->first_item = first;
-                        if (pg->n_items > 0) {
-                                w->items = calloc(pg->n_items, sizeof(*w->items));
-                                if (!w->items) {
-                                        r = -ENOMEM;
-                                        goto finish;
-                                }
-                        }
-                }
-                for (size_t i = 0; i < pg->n_items; i++) {
-                        const struct plan_item *it = &pg->items[i];
-                        struct block_result *br = &res->blocks[first + i];
-                        /* A bad worker index is the planner's bug; keep the block anyway. */
-                        size_t k = it->worker >= 0 ? (size_t) it->worker % nw : 0;
-                        struct worker *w = &workers[wi + k];
-
-                        br->id = it->block->id;
-                        br->node = it->block->node;
-                        br->zone = it->zone;
-                        br->cpu = -1;
-                        w->items[w->n_items++] = first + i;
-                }
-                for (size_t k = 0; k < nw; k++)
-                        order_writes(&workers[wi + k], res);
-                first += pg->n_items;
-                wi += nw;
-        }
-
-        pthread_mutex_init(&run.arbiter.lock, NULL);
-
-        /* Workers need little stack; the daemon mlockall()s, so keep it small. */
-        pthread_attr_init(&attr);
-        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
-        for (size_t i = 0; i < n_workers; i++) {
-                if (workers[i].n_items == 0)
-                        continue;
-                workers[i].started = pthread_create(&workers[i].thread, &attr, worker_main, &workers[i]) == 0;
-        }
-        pthread_attr_destroy(&attr);
-        /* A thread we could not create still gets its blocks done, unpinned, by us. */
-        for (size_t i = 0; i < n_workers; i++)
-                if (workers[i].n_items > 0 && !workers[i].started) {
-                        workers[i].cpu = -1;
-                        worker_main(&workers[i]);
-                }
-        for (size_t i = 0; i < n_workers; i++)
-                if (workers[i].started)
-                        pthread_join(workers[i].thread, NULL);
-
-        pthread_mutex_destroy(&run.arbiter.lock);
-
-        /* All workers are joined: their results are ours to read now. */
-        first = 0;
-        wi = 0;
-        for (size_t g = 0; g < res->n_groups; g++) {
-                const struct plan_group *pg = &req->plan->groups[g];
-                struct group_result *gr = &res->groups[g];
-                size_t nw = MAX(pg->n_cpus, (size_t) 1);
-
-                for (size_t k = 0; k < nw; k++) {
-                        const struct worker *w = &workers[wi + k];
-
-                        if (w->first_start && (gr->start_usec == 0 || w->first_start < gr->start_usec))
-                                gr->start_usec = w->first_start;
-                        if (w->first_start && (first_t0 == 0 || w->first_start < first_t0)) {
-                                /* The first writer's way to its first write. */
-                                first_t0 = w->first_start;
-                                res->first_steps_usec[ONLINE_STEP_THREAD] = w->ran_usec - run_start;
-                                res->first_steps_usec[ONLINE_STEP_OPEN] = w->prepared_usec - w->ran_usec;
-                                res->first_steps_usec[ONLINE_STEP_PIN] = w->pinned_usec - w->prepared_usec;
-                                res->first_steps_usec[ONLINE_STEP_SLOT] = w->first_start - w->pinned_usec;
-                        }
-                        if (w->last_end > gr->end_usec)
-                                gr->end_usec = w->last_end;
-                        if (w->pin_error < 0 && !res->pin_failed) {
-                                res->pin_failed = true;
-                                res->pin_errno = -w->pin_error;
-                                res->pin_cpu = w->cpu;
-                        }
-                }
-                group_finish(res, g, first, pg->n_items, req->block_size);
-
-                res->failed += gr->failed;
-                res->bytes += gr->bytes;
-                if (gr->start_usec && (res->start_usec == 0 || gr->start_usec < res->start_usec))
-                        res->start_usec = gr->start_usec;
-                if (gr->end_usec > res->end_usec)
-                        res->end_usec = gr->end_usec;
-
-                first += pg->n_items;
-                wi += nw;
-        }
-
-        *ret = TAKE_PTR(res);
-finish:
         workers_free(workers, n_workers);
         return r;
 }

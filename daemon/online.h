@@ -54,7 +54,7 @@ struct group_result {
         size_t n_lat;
 };
 
-/* Steps of the first writer from online_run()'s start to its first write (debug log). */
+/* Steps of the first writer from online_write()'s start to its first write (debug log). */
 enum online_step {
         ONLINE_STEP_THREAD,             /* until its thread ran */
         ONLINE_STEP_OPEN,               /* its first block's file opened and read, its helper started */
@@ -84,7 +84,7 @@ struct online_request {
         const struct policy *policy;
         const struct online_ops *ops;   /* NULL = real sysfs */
         atomic_bool *stop;              /* set by SIGTERM: finish in-flight writes, start no more */
-        unsigned write_run;             /* writes per slot hold; 0 = ONLINE_WRITE_RUN */
+        unsigned writes_per_turn;             /* writes per slot hold; 0 = ONLINE_WRITES_PER_TURN */
         /*
          * Each zone's second block is written last (see order_writes). While
          * *hold_last is set when its turn comes (more add events are queued),
@@ -103,9 +103,9 @@ struct online_request {
  * wakes a thread on another CPU for every block; runs keep the nodes
  * interleaved at a coarser grain.
  */
-#define ONLINE_WRITE_RUN 16U
+#define ONLINE_WRITES_PER_TURN 16U
 
-int online_run(const struct online_request *req, struct online_result **ret);
+int online_write(const struct online_request *req, struct online_result **ret);
 void online_result_free(struct online_result *r);
 void online_result_freep(struct online_result **r);
 #define _cleanup_online_result_ __attribute__((cleanup(online_result_freep)))

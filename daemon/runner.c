@@ -373,6 +373,14 @@ struct pass_clock {
         uint64_t phase_end_usec[_PHASE_MAX];
 };
 
+/* One plan-and-write pass of a job: the main pass, or a converted dax device's. */
+struct pass {
+        const char *trigger;
+        uint64_t first_event_usec;
+        bool main;                      /* the job's own blocks: holds and carried-over blocks are its business */
+        struct pass_clock clock;
+};
+
 static void pass_mark(struct pass_clock *clock, enum pass_phase phase) {
         clock->phase_end_usec[phase] = now_usec();
 }
@@ -459,9 +467,10 @@ static void report_fallbacks(struct runner *c, const struct online_result *res) 
 }
 
 /* Plan and online one set of blocks; fills the job's counters. */
-static int online_blocks(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                         const char *trigger, uint64_t first_event_usec, bool may_hold, struct pass_clock *clock,
-                         struct online_result **ret_res) {
+static int plan_and_write(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
+                          struct pass *pass, struct online_result **ret_res) {
+        struct pass_clock *clock = &pass->clock;
+        bool may_hold = pass->main;
         _cleanup_plan_ struct plan *plan = NULL;
         _cleanup_online_result_ struct online_result *res = NULL;
         struct online_request req;
@@ -500,7 +509,7 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
         };
         pass_mark(clock, PHASE_PLAN);
         job_progress_plan(c->progress, plan->n_items, t->block_size);
-        r = online_run(&req, &res);
+        r = online_write(&req, &res);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "onlining %zu blocks failed: %s", plan->n_items,
                            strerror(-r));
@@ -525,8 +534,8 @@ static int online_blocks(struct runner *c, struct job *j, struct topology *t, st
                 return r_held;  /* all online (another agent's), gone or held: nothing to report */
 
         info = (struct batch_info) {
-                .trigger = trigger,
-                .first_event_usec = first_event_usec,
+                .trigger = pass->trigger,
+                .first_event_usec = pass->first_event_usec,
                 .cpu_usec = cpu_time_usec() - clock->cpu_usec,
                 .prepare_usec = res->start_usec > clock->start_usec ? res->start_usec - clock->start_usec : 0,
                 .block_size = t->block_size,
@@ -586,7 +595,7 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
 /* The kmem probe added the converted device's blocks synchronously: online them now. */
 static void online_converted(struct runner *c, struct job *j, const struct pmem_device *dev,
                              const struct pmem_convert_result *conv, uint64_t event_usec) {
-        struct pass_clock clock = pass_clock_now();
+        struct pass pass = { .trigger = "dax", .first_event_usec = event_usec, .clock = pass_clock_now() };
         _cleanup_topology_ struct topology *t = NULL;
         _cleanup_online_result_ struct online_result *res = NULL;
         struct pmem_devices after = {};
@@ -612,13 +621,13 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
                         (void) append_if_offline(c, t, a / t->block_size, 0, true, &set);
         resolve_nodes(c, j->policy, t, &set);
         attribute_blocks(c, &after, r, t->block_size, &set);
-        (void) online_blocks(c, &sub, t, &set, "dax", event_usec, false, &clock, &res);
+        (void) plan_and_write(c, &sub, t, &set, &pass, &res);
         j->onlined += sub.onlined;
         j->failed += sub.failed;
         j->undecided += sub.undecided;
         j->not_attempted += sub.not_attempted;
         j->bytes += sub.bytes;
-        (void) pmem_report_device(c->reporter, now ? now : dev, conv, now_usec() - clock.start_usec,
+        (void) pmem_report_device(c->reporter, now ? now : dev, conv, now_usec() - pass.clock.start_usec,
                                   now_usec() - event_usec, sub.onlined, sub.bytes);
         block_set_clear(&set);
         pmem_devices_clear(&after);
@@ -737,8 +746,9 @@ static int job_topology(struct runner *c, const struct job *j, struct topology *
         return 0;
 }
 
-int runner_run_job(struct runner *c, struct job *j) {
+int runner_process(struct runner *c, struct job *j) {
         struct pass_clock clock = pass_clock_now();
+        struct pass pass;
         struct topology *t = NULL;
         struct pmem_devices devs = {};
         struct block_set set = {};
@@ -798,7 +808,9 @@ int runner_run_job(struct runner *c, struct job *j) {
                 if (r < 0)
                         report_log(c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
         }
-        r = online_blocks(c, j, t, &set, j->trigger, j->first_event_usec, true, &clock, NULL);
+        pass = (struct pass) { .trigger = j->trigger, .first_event_usec = j->first_event_usec, .main = true,
+                               .clock = clock };
+        r = plan_and_write(c, j, t, &set, &pass, NULL);
 finish:
         /* take_carried_over() emptied the list; the next job merges these into its ids. */
         c->deferred = TAKE_PTR(deferred);

@@ -66,7 +66,7 @@ void job_free(struct job *j);
 void job_freep(struct job **j);
 
 /* 0, or -errno when the pass could not run at all (block failures are in the counters). */
-int runner_run_job(struct runner *c, struct job *j);
+int runner_process(struct runner *c, struct job *j);
 
 /* Process CPU time (user + system) in µs. */
 uint64_t cpu_time_usec(void);

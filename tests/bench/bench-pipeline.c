@@ -2,7 +2,7 @@
 /*
  * The userspace path at scale, with no kernel: a fake sysfs tree on tmpfs
  * (8 nodes, 4 of them CPU-less, 128 MiB blocks), add uevents pushed
- * through monitor_classify() and the batcher, then runner_run_job() as the
+ * through monitor_classify() and the batcher, then runner_process() as the
  * daemon's runner thread calls it (block reading, node resolution, dax
  * scan, planning, pinned workers, report), with the topology the daemon
  * read at its start. The state "writes" land in tmpfs files, so what is
@@ -230,7 +230,7 @@ static uint64_t record_field(const char *text, const char *key) {
         return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-static int run_once(const char *root, struct policy *p, uint64_t n, struct run *ret) {
+static int single_pass(const char *root, struct policy *p, uint64_t n, struct run *ret) {
         struct batcher b;
         struct reporter rep;
         struct job job = { .trigger = "udev", .policy = p };
@@ -281,7 +281,7 @@ static int run_once(const char *root, struct policy *p, uint64_t n, struct run *
         if (r < 0)
                 return r;
         t1 = mono_usec();
-        r = runner_run_job(&runner, &job);
+        r = runner_process(&runner, &job);
         /* The kernel's "online" uevent per block: classified and dropped. */
         for (uint64_t id = first_hot_block(); id < first_hot_block() + n; id++) {
                 struct monitor_event ev;
@@ -433,7 +433,7 @@ int main(int argc, char **argv) {
                 for (unsigned i = 0; i < repeat; i++) {
                         struct run run = {};
 
-                        r = run_once(root, p, sizes[s], &run);
+                        r = single_pass(root, p, sizes[s], &run);
                         if (r < 0) {
                                 fprintf(stderr, "bench-pipeline: run failed: %s\n", strerror(-r));
                                 fake_tree_free(root);

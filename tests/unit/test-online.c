@@ -96,7 +96,7 @@ struct script {
         uint64_t order[S_BLOCKS * 2];   /* block ids in write order */
         atomic_bool *stop;
         unsigned stop_after;            /* set *stop after this many writes */
-        unsigned write_run;             /* online_request.write_run */
+        unsigned writes_per_turn;             /* online_request.writes_per_turn */
 };
 
 static void sleep_usec(unsigned us) {
@@ -185,14 +185,14 @@ static struct online_result *run_script_held(struct tplan *t, struct script *s, 
                 .policy = p,
                 .ops = &ops,
                 .stop = stop,
-                .write_run = s->write_run,
+                .writes_per_turn = s->writes_per_turn,
                 .hold_last = hold_last,
                 .held_in = held_in,
                 .n_held_in = n_held_in,
         };
         struct online_result *res = NULL;
 
-        assert_int_equal(online_run(&req, &res), 0);
+        assert_int_equal(online_write(&req, &res), 0);
         assert_non_null(res);
         assert_int_equal(res->n_blocks, t->plan.n_items);
         assert_int_equal(res->n_groups, t->plan.n_groups);
@@ -233,7 +233,7 @@ static void test_fake_tree(void **state) {
         tplan_group(&t, 0, unpinned, 2, 16, 4, ZONE_MOVABLE);
         tplan_group(&t, 1, unpinned, 1, 20, 5, ZONE_ONLINE);   /* memory24 does not exist */
 
-        assert_int_equal(online_run(&req, &res), 0);
+        assert_int_equal(online_write(&req, &res), 0);
 
         for (uint64_t b = 16; b < 24; b++) {
                 char rel[128];
@@ -303,7 +303,7 @@ static void test_memory_dir_unusable(void **state) {
         unsigned fds_before = open_fds();
 
         tplan_group(&t, 0, unpinned, 1, 16, 3, ZONE_MOVABLE);
-        assert_int_equal(online_run(&req, &res), 0);
+        assert_int_equal(online_write(&req, &res), 0);
         for (size_t i = 0; i < 3; i++) {
                 assert_true(res->blocks[i].skipped);
                 assert_int_equal(res->blocks[i].error, 0);
@@ -312,7 +312,7 @@ static void test_memory_dir_unusable(void **state) {
         online_result_free(TAKE_PTR(res));
 
         fake_write(root, "devices/system/memory", "not a directory\n");
-        assert_int_equal(online_run(&req, &res), 0);
+        assert_int_equal(online_write(&req, &res), 0);
         for (size_t i = 0; i < 3; i++) {
                 assert_false(res->blocks[i].skipped);
                 assert_int_equal(res->blocks[i].error, -ENOTDIR);
@@ -345,7 +345,7 @@ static void test_prefetch_tree(void **state) {
         tplan_group(&t, 0, unpinned, 2, 100, 60, ZONE_MOVABLE);
 
         fds_before = open_fds();
-        assert_int_equal(online_run(&req, &res), 0);
+        assert_int_equal(online_write(&req, &res), 0);
         assert_int_equal(open_fds(), fds_before);
 
         for (size_t i = 0; i < 60; i++) {
@@ -373,7 +373,7 @@ static void test_prefetch_tree(void **state) {
                 atomic_bool stop = true;
 
                 req.stop = &stop;
-                assert_int_equal(online_run(&req, &res), 0);
+                assert_int_equal(online_write(&req, &res), 0);
                 assert_int_equal(open_fds(), fds_before);
                 assert_true(res->blocks[0].not_attempted);
                 online_result_free(TAKE_PTR(res));
@@ -655,7 +655,7 @@ static void test_fifo_interleave(void **state) {
          */
         s.first_sleep_us = 100000;
         s.sleep_us = 10000;
-        s.write_run = 1;
+        s.writes_per_turn = 1;
         tplan_group(&t, 0, one, 1, 0, 4, ZONE_ONLINE);
         tplan_group(&t, 1, one, 1, 10, 4, ZONE_ONLINE);
         res = run_script(&t, &s, &p, NULL);
@@ -665,7 +665,7 @@ static void test_fifo_interleave(void **state) {
                 assert_true((s.order[i] >= 10) != (s.order[i - 1] >= 10));
 }
 
-/* A worker keeps the slot for write_run blocks, then the waiting node gets a run. */
+/* A worker keeps the slot for writes_per_turn blocks, then the waiting node gets a run. */
 static void test_write_runs(void **state) {
         struct tplan t = {};
         const int one[] = { -1 };
@@ -676,7 +676,7 @@ static void test_write_runs(void **state) {
         script_init(&s);
         s.first_sleep_us = 100000;
         s.sleep_us = 5000;
-        s.write_run = 3;
+        s.writes_per_turn = 3;
         tplan_group(&t, 0, one, 1, 0, 6, ZONE_ONLINE);
         tplan_group(&t, 1, one, 1, 10, 6, ZONE_ONLINE);
         res = run_script(&t, &s, &p, NULL);
@@ -940,7 +940,7 @@ static void test_bad_request(void **state) {
         struct tplan t = {};
         struct online_request req = { .plan = &t.plan };    /* no root, no ops */
 
-        assert_int_equal(online_run(&req, &res), -EINVAL);
+        assert_int_equal(online_write(&req, &res), -EINVAL);
         assert_ptr_equal(res, (struct online_result *) 0x1);
 }
 

@@ -90,7 +90,7 @@ static size_t run_batch(struct fixture *f, struct policy *p, uint64_t first, uin
                 assert_non_null(j.touched);
                 memcpy(j.touched, touched, n_touched * sizeof(uint64_t));
         }
-        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        assert_int_equal(runner_process(&f->runner, &j), 0);
         assert_int_equal(j.failed, 0);
         free(j.ids);
         free(j.touched);
@@ -211,7 +211,7 @@ static void test_rescan_reloads(void **state) {
         kernel_onlined(f, 32, "Movable");
         fake_add_blocks(f->root, 33, 1, 1, "offline", "Movable Normal");
         fake_write(f->root, "devices/system/memory/memory8/state", "offline\n");
-        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        assert_int_equal(runner_process(&f->runner, &j), 0);
         assert_int_equal(j.onlined, 2);        /* 33 and the boot block 8 */
         assert_state(f, 33, "online_movable");
         assert_int_equal(topology_block(f->runner.topology, 8)->state, BLOCK_STATE_ONLINE);
@@ -429,7 +429,7 @@ static void test_dax_unreadable_fail_safe(void **state) {
         fake_add_blocks(f->root, 300, 4, 2, "offline", "Movable Normal");
         fake_add_blocks(f->root, 400, 4, 2, "offline", "Movable Normal");
 
-        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        assert_int_equal(runner_process(&f->runner, &j), 0);
         for (uint64_t id = 300; id < 304; id++)
                 assert_state(f, id, "offline");         /* excluded: dax0.0 is still known */
         for (uint64_t id = 400; id < 404; id++)
@@ -453,7 +453,7 @@ static void test_devdax_on_rescan(void **state) {
 
         free(fake_add_dax_device(f->root, &d));
         j.scan_dax = true;
-        assert_int_equal(runner_run_job(&f->runner, &j), 0);
+        assert_int_equal(runner_process(&f->runner, &j), 0);
         /* A fake tree never reaches libdaxctl, so the conversion is refused, and counted for a retry. */
         assert_int_equal(j.dax_failed, 1);
         fflush(f->err_f);

@@ -238,6 +238,7 @@ echo "the first batch never finished"; exit 3
         """Two reloads during a 512-block hot-add: nothing crashes, nothing is lost."""
         size = 64 * GiB
         n = size // (128 * MiB)
+        self.set_policy(CONF_FAULTS)
         before = self.nrestarts()
         cursor = self.cursor()
         self.mark()

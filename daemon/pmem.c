@@ -136,16 +136,12 @@ static int read_attr(const char *root, const char *dir, const char *attr, char *
 
 static int read_attr_u64(const char *root, const char *dir, const char *attr, int base, uint64_t *ret) {
         _cleanup_free_ char *v = NULL;
-        const char *p;
         int r;
 
         r = read_attr(root, dir, attr, &v);
         if (r < 0)
                 return r;
-        p = v;
-        if (base == 16 && (startswith(p, "0x") || startswith(p, "0X")))
-                p += 2;
-        return parse_u64(p, base, ret);
+        return parse_u64(v, base, ret);
 }
 
 /* A node attribute: "-1" or a missing file mean NODE_NONE. */

@@ -294,8 +294,9 @@ static int parse_size(const char *s, uint64_t *ret) {
         num = strndup(s, shift ? len - 1 : len);
         if (!num)
                 return -ENOMEM;
-        if (num[0] == '0' && (num[1] == 'x' || num[1] == 'X'))
-                r = parse_u64(num + 2, 16, &v);
+        /* parse_u64() takes the one 0x itself: "0x0x10" stays an error. */
+        if (startswith(num, "0x") || startswith(num, "0X"))
+                r = parse_u64(num, 16, &v);
         else
                 r = parse_u64(num, 10, &v);
         if (r < 0)

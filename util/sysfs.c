@@ -140,17 +140,14 @@ int sysfs_read(const char *root, const char *rel, char **ret_value) {
 
 int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_value) {
         _cleanup_free_ char *s = NULL;
-        const char *p;
         uint64_t v;
         int r;
 
         r = sysfs_read(root, rel, &s);
         if (r < 0)
                 return r;
-        p = s;
-        if (base == 16 && (startswith(p, "0x") || startswith(p, "0X")))
-                p += 2;
-        r = parse_u64(p, base, &v);
+        /* Base 16 takes one optional 0x itself; stripping one first would let "0x0x10" through. */
+        r = parse_u64(s, base, &v);
         if (r < 0)
                 return r;
         *ret_value = v;

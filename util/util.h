@@ -60,7 +60,10 @@ size_t format_u64(char *buf, uint64_t v);
 uint64_t now_usec(void);
 uint64_t now_nsec(void);
 
-/* Strict number parsing: whole string, no sign surprises. Return -EINVAL/-ERANGE. */
+/*
+ * Strict number parsing: whole string, no sign or blank surprises; base 16
+ * takes one optional 0x prefix. Return -EINVAL/-ERANGE.
+ */
 int parse_u64(const char *s, int base, uint64_t *ret);
 int parse_unsigned(const char *s, unsigned *ret);
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */

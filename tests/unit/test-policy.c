@@ -331,6 +331,9 @@ static void test_bad_numbers(void **state) {
         expect_error(state, "[device d]\nmin_size = 16X\n", 2, "expected a size");
         expect_error(state, "[device d]\nmin_size = -1G\n", 2, "expected a size");
         expect_error(state, "[device d]\nmin_size = 99999999999T\n", 2, "out of range");
+        expect_error(state, "[device d]\nmin_size = 0x0x10\n", 2, "expected a size");
+        expect_error(state, "[device d]\nmin_size = 0x\n", 2, "expected a size");
+        expect_error(state, "[range 0x0x100000+1M]\nzone = skip\n", 1, "expected START-END");
         expect_error(state, "[device d]\nmatch_region = regionX\n", 2, "expected a region id");
         expect_error(state, "[device d]\nmatch_node = 1024\n", 2, "out of range (0..1023)");
         expect_error(state, "[node 1024]\nzone = skip\n", 1, "out of range");

@@ -97,7 +97,20 @@ static void test_parse_u64(void **state) {
         assert_int_equal(parse_u64("1 ", 10, &v), -EINVAL);
         assert_int_equal(parse_u64("12abc", 10, &v), -EINVAL);
         assert_int_equal(parse_u64("ff", 10, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x10", 10, &v), -EINVAL);
+        /* Hex takes one optional 0x: strtoull() alone would take "0x0x10" after we strip one. */
+        assert_int_equal(parse_u64("0x0x10", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0X0x10", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("x10", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x-1", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x 1", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x10000000000000000", 16, &v), -ERANGE);
         assert_int_equal(v, 7);                                 /* untouched on failure */
+        assert_int_equal(parse_u64("0x10", 16, &v), 0);
+        assert_int_equal(v, 16);
+        assert_int_equal(parse_u64("0XfF", 16, &v), 0);
+        assert_int_equal(v, 255);
 
         unsigned u = 3;
         assert_int_equal(parse_unsigned("4294967295", &u), 0);
@@ -179,6 +192,8 @@ static void test_sysfs_read_write(void **state) {
         assert_int_equal(v, 16);
         fake_write(root, "a/junk", "12 apples\n");
         assert_int_equal(sysfs_read_u64(root, "a/junk", 10, &v), -EINVAL);
+        fake_write(root, "a/hex0x0x", "0x0x10\n");
+        assert_int_equal(sysfs_read_u64(root, "a/hex0x0x", 16, &v), -EINVAL);
         assert_int_equal(v, 16);
 
         fake_write(root, "a/empty", "%s", "");

@@ -48,10 +48,7 @@ const char *block_state_to_string(enum block_state s) {
 }
 
 int block_id_from_name(const char *name, uint64_t *ret) {
-        /* Strict: "memory" then digits only, no sign or space. */
-        if (!name || !startswith(name, "memory") || !isdigit((unsigned char) name[6]))
-                return -EINVAL;
-        return parse_u64(name + 6, 10, ret);
+        return parse_prefixed_id(name, "memory", ret);
 }
 
 /*
@@ -92,7 +89,8 @@ static int block_read_node(const char *root, uint64_t id, int *ret_node) {
         r = sysfs_list_ids(root, rel, "node", &nodes, &n);
         if (r < 0)
                 return r;
-        *ret_node = n > 0 && nodes[0] <= INT32_MAX ? (int) nodes[0] : NODE_NONE;
+        /* Beyond NODE_ID_MAX is no node this daemon can plan for: unresolved. */
+        *ret_node = n > 0 && nodes[0] <= NODE_ID_MAX ? (int) nodes[0] : NODE_NONE;
         return 0;
 }
 

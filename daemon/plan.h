@@ -41,6 +41,7 @@ struct plan {
         size_t n_reasons;               /* slots in reasons (some may be NULL) */
 };
 
+/* -ERANGE if an offline block's node is beyond NODE_ID_MAX. */
 int plan_build(const struct block_set *blocks, const struct topology *t, const struct policy *p,
                struct plan **ret);
 void plan_free(struct plan *plan);

@@ -147,13 +147,12 @@ static int read_attr_u64(const char *root, const char *dir, const char *attr, in
 /* A node attribute: "-1" or a missing file mean NODE_NONE. */
 static int read_attr_node(const char *root, const char *dir, const char *attr) {
         _cleanup_free_ char *v = NULL;
-        unsigned n;
+        int node;
 
-        if (read_attr(root, dir, attr, &v) < 0)
+        /* Past NODE_ID_MAX is no node either: it must not size anything downstream. */
+        if (read_attr(root, dir, attr, &v) < 0 || parse_node_id(v, &node) < 0)
                 return NODE_NONE;
-        if (parse_unsigned(v, &n) < 0 || n > INT_MAX)
-                return NODE_NONE;
-        return (int) n;
+        return node;
 }
 
 static enum pmem_mode mode_from_driver(const char *driver) {

@@ -20,8 +20,6 @@
 #include "util.h"
 
 #define POLICY_FILE_MAX (1024 * 1024)
-/* The kernel's MAX_NUMNODES is at most 1 << 10. */
-#define POLICY_NODE_MAX 1023
 /* No architecture has memory blocks smaller than this. */
 #define POLICY_RANGE_ALIGN (UINT64_C(1) << 20)
 
@@ -217,25 +215,12 @@ static int parse_zone_key(struct parser *ps, const char *key, const char *value,
         return 0;
 }
 
-static int parse_node_id(const char *s, int *ret) {
-        unsigned v;
-        int r;
-
-        r = parse_unsigned(s, &v);
-        if (r < 0)
-                return r;
-        if (v > POLICY_NODE_MAX)
-                return -ERANGE;
-        *ret = (int) v;
-        return 0;
-}
-
 static int parse_node_key(struct parser *ps, const char *key, const char *value, int *ret) {
         int r;
 
         r = parse_node_id(value, ret);
         if (r == -ERANGE)
-                return fail(ps, ps->line, "%s = %s is out of range (0..%d)", key, value, POLICY_NODE_MAX);
+                return fail(ps, ps->line, "%s = %s is out of range (0..%d)", key, value, NODE_ID_MAX);
         if (r < 0)
                 return fail(ps, ps->line, "%s: expected a NUMA node number, got \"%s\"", key, value);
         return 0;
@@ -456,7 +441,7 @@ static int section_node(struct parser *ps, const char *arg) {
 
         r = parse_node_id(arg, &node);
         if (r == -ERANGE)
-                return fail(ps, ps->line, "[node %s]: node number is out of range (0..%d)", arg, POLICY_NODE_MAX);
+                return fail(ps, ps->line, "[node %s]: node number is out of range (0..%d)", arg, NODE_ID_MAX);
         if (r < 0)
                 return fail(ps, ps->line, "[node %s]: expected a NUMA node number, like [node 2]", arg);
         for (size_t i = 0; i < p->n_nodes; i++)

@@ -10,9 +10,6 @@
 #define CPU_DIR "devices/system/cpu"
 #define MEMORY_DIR "devices/system/memory"
 
-/* Node ids index bitmasks and distance arrays; the kernel's MAX_NUMNODES is far lower. */
-#define NODE_ID_MAX (CPUSET_MAX - 1)
-
 void topology_free(struct topology *t) {
         if (!t)
                 return;

@@ -187,7 +187,7 @@ int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64
         _cleanup_free_ char *path = NULL;
         _cleanup_free_ uint64_t *ids = NULL;
         _cleanup_closedir_ DIR *d = NULL;
-        size_t n = 0, allocated = 0, plen = strlen(prefix);
+        size_t n = 0, allocated = 0;
         int r;
 
         r = sysfs_path(&path, root, "%s", rel);
@@ -207,9 +207,7 @@ int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64
                                 return -errno;
                         break;
                 }
-                if (strncmp(de->d_name, prefix, plen) != 0 || !isdigit((unsigned char) de->d_name[plen]))
-                        continue;
-                if (parse_u64(de->d_name + plen, 10, &id) < 0)
+                if (parse_prefixed_id(de->d_name, prefix, &id) < 0)
                         continue;
                 if (GROW(ids, allocated, n + 1) < 0)
                         return -ENOMEM;

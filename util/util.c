@@ -45,6 +45,31 @@ int parse_unsigned(const char *s, unsigned *ret) {
         return 0;
 }
 
+int parse_node_id(const char *s, int *ret) {
+        uint64_t v;
+        int r;
+
+        r = parse_u64(s, 10, &v);
+        if (r < 0)
+                return r;
+        if (v > NODE_ID_MAX)
+                return -ERANGE;
+        *ret = (int) v;
+        return 0;
+}
+
+int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret) {
+        size_t n;
+
+        if (!name || !prefix)
+                return -EINVAL;
+        n = strlen(prefix);
+        /* parse_u64() refuses signs and blanks; "memory" alone has no digit at all. */
+        if (strncmp(name, prefix, n) != 0 || !isdigit((unsigned char) name[n]))
+                return -EINVAL;
+        return parse_u64(name + n, 10, ret);
+}
+
 int parse_bool(const char *s, bool *ret) {
         static const char *const yes[] = { "1", "yes", "true", "on" };
         static const char *const no[] = { "0", "no", "false", "off" };

@@ -66,6 +66,17 @@ uint64_t now_nsec(void);
  */
 int parse_u64(const char *s, int base, uint64_t *ret);
 int parse_unsigned(const char *s, unsigned *ret);
+/*
+ * NUMA node ids, from sysfs and config alike. The kernel's MAX_NUMNODES is
+ * 1 << CONFIG_NODES_SHIFT, at most 1 << 10 on every architecture; one bound
+ * everywhere, so no id from outside can size an array beyond it.
+ */
+#define NODE_ID_MAX 1023
+/* Decimal 0..NODE_ID_MAX: -ERANGE above it, -EINVAL for anything else ("-1", blanks, signs). */
+int parse_node_id(const char *s, int *ret);
+/* "<prefix><decimal>" ("node12" with prefix "node") -> 12; -EINVAL/-ERANGE as parse_u64(). */
+int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret);
+
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */
 int parse_bool(const char *s, bool *ret);
 

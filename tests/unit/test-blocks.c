@@ -271,6 +271,23 @@ static void test_scan_skips_unreadable(void **state) {
         block_set_clear(&set);
 }
 
+/* A node link past NODE_ID_MAX is no node: it must not reach the planner as one. */
+static void test_node_link_out_of_range(void **state) {
+        const char *root = *state;
+        struct mem_block b = {};
+
+        fake_add_block(root, 5, -1, "offline", "Movable");
+        fake_symlink(root, "devices/system/memory/memory5/node99999999", "../../node/node99999999");
+        assert_int_equal(block_read(root, BS, 5, &b), 0);
+        assert_int_equal(b.node, NODE_NONE);
+        fake_symlink(root, "devices/system/memory/memory5/node1024", "../../node/node1024");
+        assert_int_equal(block_read(root, BS, 5, &b), 0);
+        assert_int_equal(b.node, NODE_NONE);
+        fake_symlink(root, "devices/system/memory/memory5/node1023", "../../node/node1023");
+        assert_int_equal(block_read(root, BS, 5, &b), 0);
+        assert_int_equal(b.node, 1023);
+}
+
 static void test_scan_no_memory_dir(void **state) {
         char *root = fake_tree_new();
         struct block_set set = {};
@@ -310,6 +327,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_filter, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_vanished, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_unreadable, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_node_link_out_of_range, setup, teardown),
                 cmocka_unit_test(test_scan_no_memory_dir),
                 cmocka_unit_test_setup_teardown(test_clear_frees_strings, setup, teardown),
         };

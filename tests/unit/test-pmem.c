@@ -169,6 +169,29 @@ static void test_scan_not_nd(void **state) {
         assert_int_equal(d->target_node, NODE_NONE);
 }
 
+/* A target_node past NODE_ID_MAX is no node (99999999 once cost 8 s and 1.5 GiB in the planner). */
+static void test_scan_target_node_out_of_range(void **state) {
+        struct ctx *c = *state;
+        struct fake_dax big = kmem0;
+        _cleanup_free_ char *dir = NULL, *rel = NULL;
+        const struct pmem_device *d;
+
+        big.target_node = 99999999;
+        dir = fake_add_dax_device(c->root, &big);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        d = pmem_devices_find(&c->devs, "dax0.0");
+        assert_non_null(d);
+        assert_int_equal(d->target_node, NODE_NONE);
+
+        assert_true(asprintf(&rel, "%s/target_node", dir) > 0);
+        fake_write(c->root, rel, "%d\n", NODE_ID_MAX + 1);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].target_node, NODE_NONE);
+        fake_write(c->root, rel, "%d\n", NODE_ID_MAX);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].target_node, NODE_ID_MAX);
+}
+
 static void test_scan_pmem_from_nstype(void **state) {
         struct ctx *c = *state;
 
@@ -867,6 +890,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_order, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_namespace_from_nd_dax, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_not_nd, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_scan_target_node_out_of_range, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_pmem_from_nstype, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_modes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_mappings, setup, teardown),

@@ -119,6 +119,37 @@ static void test_parse_u64(void **state) {
         assert_true(u == 4294967295U);
 }
 
+static void test_parse_ids(void **state) {
+        uint64_t id = 5;
+        int node = 7;
+
+        (void) state;
+        assert_int_equal(parse_node_id("0", &node), 0);
+        assert_int_equal(node, 0);
+        assert_int_equal(parse_node_id("1023", &node), 0);
+        assert_int_equal(node, NODE_ID_MAX);
+        assert_int_equal(parse_node_id("1024", &node), -ERANGE);
+        assert_int_equal(parse_node_id("99999999", &node), -ERANGE);
+        assert_int_equal(parse_node_id("2147483648", &node), -ERANGE);
+        assert_int_equal(parse_node_id("99999999999999999999", &node), -ERANGE);
+        assert_int_equal(parse_node_id("-1", &node), -EINVAL);
+        assert_int_equal(parse_node_id("1 ", &node), -EINVAL);
+        assert_int_equal(parse_node_id("0x1", &node), -EINVAL);
+        assert_int_equal(parse_node_id("", &node), -EINVAL);
+        assert_int_equal(node, NODE_ID_MAX);
+
+        assert_int_equal(parse_prefixed_id("node12", "node", &id), 0);
+        assert_int_equal(id, 12);
+        assert_int_equal(parse_prefixed_id("node", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("nodex", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("node+1", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("node1a", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("cpufreq", "cpu", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("memory99999999999999999999", "memory", &id), -ERANGE);
+        assert_int_equal(parse_prefixed_id(NULL, "node", &id), -EINVAL);
+        assert_int_equal(id, 12);
+}
+
 static void test_parse_bool_strstrip(void **state) {
         bool b = false;
         char buf[] = "  \t hello world \n";
@@ -346,6 +377,7 @@ int main(void) {
                 cmocka_unit_test(test_cpulist_contents),
                 cmocka_unit_test(test_cpulist_errors),
                 cmocka_unit_test(test_parse_u64),
+                cmocka_unit_test(test_parse_ids),
                 cmocka_unit_test(test_parse_bool_strstrip),
                 cmocka_unit_test(test_grow_array),
                 cmocka_unit_test(test_sort_unless_sorted),

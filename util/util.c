@@ -87,6 +87,71 @@ int parse_bool(const char *s, bool *ret) {
         return -EINVAL;
 }
 
+/* Length of the valid UTF-8 character at s (2..4), or 0; C1 controls (U+0080..U+009F) count as invalid. */
+static size_t utf8_char_len(const unsigned char *s) {
+        size_t n;
+        uint32_t c;
+
+        if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+                n = 2;
+                c = s[0] & 0x1f;
+        } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+                n = 3;
+                c = s[0] & 0x0f;
+        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+                n = 4;
+                c = s[0] & 0x07;
+        } else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;       /* also stops at the NUL */
+                c = c << 6 | (s[i] & 0x3f);
+        }
+        /* Overlong forms, surrogates, beyond U+10FFFF, and the C1 controls. */
+        if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+            (c >= 0xd800 && c <= 0xdfff) || (c >= 0x80 && c <= 0x9f))
+                return 0;
+        return n;
+}
+
+size_t escape_text(char *buf, size_t size, const char *s) {
+        static const char hex[] = "0123456789abcdef";
+        const unsigned char *p = (const unsigned char *) s;
+        size_t len = 0;
+
+        if (size == 0)
+                return 0;
+        while (*p) {
+                char esc[4];
+                const char *out = esc;
+                size_t n;
+
+                if (*p == '\\') {
+                        memcpy(esc, "\\\\", 2);
+                        n = 2;
+                } else if (*p >= 0x20 && *p < 0x7f) {
+                        out = (const char *) p;
+                        n = 1;
+                } else if (*p >= 0x80 && (n = utf8_char_len(p)) > 0)
+                        out = (const char *) p;
+                else {
+                        esc[0] = '\\';
+                        esc[1] = 'x';
+                        esc[2] = hex[*p >> 4];
+                        esc[3] = hex[*p & 15];
+                        n = 4;
+                }
+                if (len + n >= size)
+                        break;
+                memcpy(buf + len, out, n);
+                len += n;
+                p += out == esc ? 1 : n;
+        }
+        buf[len] = '\0';
+        return len;
+}
+
 char *strstrip(char *s) {
         char *e;
 

@@ -80,6 +80,15 @@ int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret);
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */
 int parse_bool(const char *s, bool *ret);
 
+/*
+ * Text from files, sysfs or the journal, made safe for a terminal: control
+ * characters, DEL, C1 controls, bytes that are not UTF-8 and the backslash
+ * become \xNN (\\ for the backslash); valid UTF-8 passes. Writes at most size
+ * bytes to buf, NUL included, never cutting an escape or a character in two.
+ * Returns the length written.
+ */
+size_t escape_text(char *buf, size_t size, const char *s);
+
 /* Trim leading and trailing white space in place; returns s. */
 char *strstrip(char *s);
 

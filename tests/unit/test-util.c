@@ -150,6 +150,35 @@ static void test_parse_ids(void **state) {
         assert_int_equal(id, 12);
 }
 
+static void assert_escaped(const char *in, size_t size, const char *want) {
+        char buf[256];
+
+        assert_true(size <= sizeof(buf));
+        memset(buf, 'Z', sizeof(buf));
+        assert_int_equal(escape_text(buf, size, in), strlen(want));
+        assert_string_equal(buf, want);
+}
+
+static void test_escape_text(void **state) {
+        (void) state;
+        assert_escaped("plain text, 100%", 64, "plain text, 100%");
+        assert_escaped("\x1b]0;title\x07", 64, "\\x1b]0;title\\x07");
+        assert_escaped("a\nb\tc\rd\x7f", 64, "a\\x0ab\\x09c\\x0dd\\x7f");
+        assert_escaped("back\\slash", 64, "back\\\\slash");
+        assert_escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 64, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+        /* C1 controls (8-bit CSI), stray and overlong bytes, surrogates. */
+        assert_escaped("\xc2\x9b" "2J", 64, "\\xc2\\x9b2J");
+        assert_escaped("\x9b\xff\xc3", 64, "\\x9b\\xff\\xc3");
+        assert_escaped("\xc0\xaf\xe0\x80\xaf", 64, "\\xc0\\xaf\\xe0\\x80\\xaf");
+        assert_escaped("\xed\xa0\x80", 64, "\\xed\\xa0\\x80");
+        /* Truncated whole: never half an escape or half a character. */
+        assert_escaped("ab\x1b", 6, "ab");
+        assert_escaped("ab\x1b", 7, "ab\\x1b");
+        assert_escaped("a\xe2\x82\xac", 4, "a");
+        assert_escaped("abc", 1, "");
+        assert_int_equal(escape_text(NULL, 0, "abc"), 0);
+}
+
 static void test_parse_bool_strstrip(void **state) {
         bool b = false;
         char buf[] = "  \t hello world \n";
@@ -378,6 +407,7 @@ int main(void) {
                 cmocka_unit_test(test_cpulist_errors),
                 cmocka_unit_test(test_parse_u64),
                 cmocka_unit_test(test_parse_ids),
+                cmocka_unit_test(test_escape_text),
                 cmocka_unit_test(test_parse_bool_strstrip),
                 cmocka_unit_test(test_grow_array),
                 cmocka_unit_test(test_sort_unless_sorted),

@@ -547,10 +547,7 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
                 uint64_t start, end;
                 size_t lo = 0, hi = m;
 
-                if (b->id > UINT64_MAX / block_size)
-                        continue;
-                start = b->id * block_size;
-                if (start > UINT64_MAX - block_size)
+                if (block_phys_start(b->id, block_size, &start) < 0)
                         continue;
                 end = start + block_size;
 

@@ -603,7 +603,8 @@ static struct topo_node *block_owner(struct topology *t, const struct topo_block
 static void span_block(struct topology *t, const struct topo_block *b) {
         struct topo_node *node = block_owner(t, b);
 
-        if (!node)
+        /* A block not read spans nothing, as one not there. */
+        if (!node || b->error < 0)
                 return;
         if (!node->has_blocks || b->id < node->first_block)
                 node->first_block = b->id;
@@ -696,6 +697,26 @@ static int read_block_size(struct topology *t, unsigned flags, struct topology_e
         return 0;
 }
 
+/*
+ * The block's state into b. A block whose state cannot be read, or whose
+ * address would wrap, gets BLOCK_STATE_UNKNOWN and the error, for the
+ * caller to report. -ENOENT if it is gone, -ENOMEM.
+ */
+static int read_block_state(const struct topology *t, struct topo_block *b) {
+        _cleanup_free_ char *state = NULL;
+        uint64_t start;
+        int r;
+
+        r = block_phys_start(b->id, t->block_size, &start);
+        if (r >= 0)
+                r = read_block_attr(t, b->id, "state", &state);
+        if (r == -ENOMEM || r == -ENOENT)
+                return r;
+        b->state = r < 0 ? BLOCK_STATE_UNKNOWN : block_state_from_string(state);
+        b->error = r < 0 ? r : 0;
+        return 0;
+}
+
 static int load_memory(struct topology *t, unsigned flags, struct topology_error *e) {
         _cleanup_free_ uint64_t *ids = NULL;
         _cleanup_free_ struct block_node *map = NULL;
@@ -723,24 +744,18 @@ static int load_memory(struct topology *t, unsigned flags, struct topology_error
         }
 
         for (size_t i = 0; i < n_ids; i++) {
-                _cleanup_free_ char *state = NULL;
-                struct topo_block *b;
+                struct topo_block *b = &t->blocks[t->n_blocks];
 
-                r = read_block_attr(t, ids[i], "state", &state);
+                *b = (struct topo_block) { .id = ids[i] };
+                r = read_block_state(t, b);
                 if (r == -ENOMEM)
                         return r;
                 if (r == -ENOENT)
                         continue;       /* gone since the listing */
+                t->n_blocks++;
                 while (m < n_map && map[m].id < ids[i])
                         m++;
-                b = &t->blocks[t->n_blocks++];
-                *b = (struct topo_block) {
-                        .id = ids[i],
-                        .node = m < n_map && map[m].id == ids[i] ? map[m].node : NODE_NONE,
-                        /* Unreadable: kept, with its error, for the caller to report. */
-                        .state = r < 0 ? BLOCK_STATE_UNKNOWN : block_state_from_string(state),
-                        .error = r < 0 ? r : 0,
-                };
+                b->node = m < n_map && map[m].id == ids[i] ? map[m].node : NODE_NONE;
                 if (b->state == BLOCK_STATE_ONLINE) {
                         r = read_block_zone(t, b->id, &b->zone);
                         if (r == -ENOMEM)
@@ -967,7 +982,6 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
                 return -ENOMEM;
 
         for (size_t i = 0; i < n_sorted; i++) {
-                _cleanup_free_ char *state = NULL;
                 struct topo_block *old = (struct topo_block *) topology_block(t, sorted[i]);
                 const struct block_node *link = find_block_node(map, n_map, sorted[i]);
                 struct topo_block fresh = { .id = sorted[i], .node = link ? link->node : NODE_NONE };
@@ -975,12 +989,17 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
                 if (i > 0 && sorted[i] == sorted[i - 1])
                         continue;
                 if (!old && (flags & TOPO_REFRESH_TRUST_NEW)) {
+                        uint64_t start;
+
                         fresh.state = BLOCK_STATE_OFFLINE;
+                        fresh.error = block_phys_start(fresh.id, t->block_size, &start);
+                        if (fresh.error < 0)
+                                fresh.state = BLOCK_STATE_UNKNOWN;
                         add[n_add++] = fresh;
                         span_block(t, &fresh);
                         continue;
                 }
-                r = read_block_attr(t, fresh.id, "state", &state);
+                r = read_block_state(t, &fresh);
                 if (r == -ENOMEM)
                         return r;
                 if (r == -ENOENT) {
@@ -989,9 +1008,6 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
                                 remove_block(t, old);
                         continue;
                 }
-                /* Unreadable: kept with its error, as topology_load() keeps it. */
-                fresh.state = r < 0 ? BLOCK_STATE_UNKNOWN : block_state_from_string(state);
-                fresh.error = r < 0 ? r : 0;
                 if (fresh.state == BLOCK_STATE_ONLINE) {
                         if (old && old->state == BLOCK_STATE_ONLINE && old->zone != TOPO_ZONE_UNKNOWN)
                                 fresh.zone = old->zone;

@@ -444,6 +444,17 @@ static void test_unreadable_block(void **state) {
         assert_int_equal(topology_block(t, 3)->error, 0);
         assert_int_equal(topology_block(t, 3)->state, BLOCK_STATE_ONLINE);
         assert_int_equal(topology_node(t, 0)->kernel_bytes, 8 * BS);
+        topology_free(TAKE_PTR(t));
+
+        /* A block whose address would wrap is as unreadable: it must not look like address 0. */
+        fake_add_block(root, UINT64_C(1) << 37, 1, "offline", "Movable");
+        t = load(root);
+        assert_int_equal(topology_block(t, UINT64_C(1) << 37)->error, -ERANGE);
+        assert_int_equal(topology_block(t, UINT64_C(1) << 37)->state, BLOCK_STATE_UNKNOWN);
+        assert_int_equal(topology_node(t, 1)->last_block, 15);   /* unread blocks span nothing */
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { (UINT64_C(1) << 37) + 1 }, 1,
+                                          TOPO_REFRESH_TRUST_NEW), 0);
+        assert_int_equal(topology_block(t, (UINT64_C(1) << 37) + 1)->error, -ERANGE);
 }
 
 /* Every readable block's state and node link, for the runner to reuse. */

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include "sysfs.h"
 #include "util.h"
 
@@ -154,17 +156,76 @@ int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_va
         return 0;
 }
 
-int sysfs_write(const char *root, const char *rel, const char *value) {
-        _cleanup_free_ char *path = NULL;
-        _cleanup_close_ int fd = -1;
-        int r;
+int sysfs_open_beneath_walk(int dir_fd, const char *rel, int flags) {
+        _cleanup_close_ int cur = -1;
+        const char *p = rel;
 
-        r = sysfs_path(&path, root, "%s", rel);
-        if (r < 0)
-                return r;
-        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
+        if (!rel || *rel == '/')
+                return -EXDEV;
+        for (;;) {
+                char comp[NAME_MAX + 1];
+                size_t len;
+                int fd;
+
+                p += strspn(p, "/");
+                len = strcspn(p, "/");
+                if (len == 0)
+                        return -EISDIR;         /* "" or a trailing slash: no file named */
+                if (len > NAME_MAX)
+                        return -ENAMETOOLONG;
+                memcpy(comp, p, len);
+                comp[len] = '\0';
+                p += len;
+                if (streq(comp, ".."))
+                        return -EXDEV;
+                if (p[strspn(p, "/")] == '\0') {
+                        fd = openat(cur >= 0 ? cur : dir_fd, comp, flags | O_NOFOLLOW | O_CLOEXEC);
+                        return fd < 0 ? -errno : fd;
+                }
+                if (streq(comp, "."))
+                        continue;
+                /* A symbolic link here fails with ENOTDIR (O_DIRECTORY does not follow it with O_NOFOLLOW). */
+                fd = openat(cur >= 0 ? cur : dir_fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return errno == ENOTDIR ? -ELOOP : -errno;
+                closep(&cur);
+                cur = fd;
+        }
+}
+
+int sysfs_open_beneath(int dir_fd, const char *rel, int flags) {
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_NOFOLLOW | O_CLOEXEC),
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+        };
+        long fd;
+
+        if (!rel)
+                return -EINVAL;
+        fd = syscall(SYS_openat2, dir_fd, rel, &how, sizeof(how));
+        if (fd >= 0)
+                return (int) fd;
+        /* Kernels before 5.6, and seccomp filters that do not know the call. */
+        if (errno == ENOSYS || errno == EPERM)
+                return sysfs_open_beneath_walk(dir_fd, rel, flags);
+        return -errno;
+}
+
+int sysfs_open(const char *root, const char *rel, int flags) {
+        _cleanup_close_ int root_fd = -1;
+
+        root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
                 return -errno;
+        return sysfs_open_beneath(root_fd, rel, flags);
+}
+
+int sysfs_write(const char *root, const char *rel, const char *value) {
+        _cleanup_close_ int fd = -1;
+
+        fd = sysfs_open(root, rel, O_WRONLY | O_NOCTTY);
+        if (fd < 0)
+                return fd;
         return sysfs_write_fd(fd, value);
 }
 

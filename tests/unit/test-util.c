@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "cpuset.h"
@@ -230,6 +231,56 @@ static void test_sysfs_read_sizes(void **state) {
         fake_tree_free(root);
 }
 
+static bool is_escape(int r) {
+        return r == -EXDEV || r == -ELOOP;
+}
+
+/* Writes below a test tree stay in it: no symbolic link may carry them out. */
+static void test_sysfs_beneath(void **state) {
+        char *root = fake_tree_new(), *outside = fake_tree_new();
+        int (*const opens[])(int, const char *, int) = { sysfs_open_beneath, sysfs_open_beneath_walk };
+        _cleanup_free_ char *target = NULL, *dir_target = NULL, *content = NULL;
+        _cleanup_close_ int root_fd = -1;
+
+        (void) state;
+        fake_write(outside, "victim", "precious\n");
+        assert_true(asprintf(&target, "%s/victim", outside) > 0);
+        fake_write(root, "devices/system/memory/memory0/state", "offline\n");
+        fake_symlink(root, "devices/system/memory/memory1/state", target);
+        fake_symlink(root, "devices/system/memory/memory2", outside);
+        fake_symlink(root, "devices/system/memory/memory3/state", "../memory0/state");
+
+        assert_true(is_escape(sysfs_write(root, "devices/system/memory/memory1/state", "online")));
+        assert_true(sysfs_write(root, "devices/system/memory/memory2/victim", "online") < 0);
+        content = fake_read(outside, "victim");
+        assert_string_equal(content, "precious");
+        assert_int_equal(sysfs_write(root, "devices/system/memory/memory0/state", "online"), 0);
+
+        root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(root_fd >= 0);
+        for (size_t i = 0; i < ELEMENTSOF(opens); i++) {
+                int fd;
+
+                fd = opens[i](root_fd, "devices/system/memory/memory0/state", O_RDWR);
+                assert_true(fd >= 0);
+                assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+                close(fd);
+                assert_true(is_escape(opens[i](root_fd, "devices/system/memory/memory1/state", O_RDWR)));
+                assert_true(opens[i](root_fd, "devices/system/memory/memory2/victim", O_RDWR) < 0);
+                /* Even a link that stays inside is not followed as the attribute itself. */
+                assert_true(is_escape(opens[i](root_fd, "devices/system/memory/memory3/state", O_RDWR)));
+                assert_true(is_escape(opens[i](root_fd, "../x", O_RDONLY)));
+                assert_true(is_escape(opens[i](root_fd, "devices/../../x", O_RDONLY)));
+                assert_true(is_escape(opens[i](root_fd, target, O_RDONLY)));
+                assert_int_equal(opens[i](root_fd, "devices/nonexistent", O_RDONLY), -ENOENT);
+        }
+        assert_int_equal(sysfs_open_beneath_walk(root_fd, "", O_RDONLY), -EISDIR);
+        assert_int_equal(sysfs_open_beneath(root_fd, NULL, O_RDONLY), -EINVAL);
+
+        fake_tree_free(root);
+        fake_tree_free(outside);
+}
+
 static void test_sysfs_read_write(void **state) {
         char *root = fake_tree_new();
         _cleanup_free_ char *s = NULL, *path = NULL, *content = NULL;
@@ -414,6 +465,7 @@ int main(void) {
                 cmocka_unit_test(test_sort_u64),
                 cmocka_unit_test(test_format_u64),
                 cmocka_unit_test(test_sysfs_read_write),
+                cmocka_unit_test(test_sysfs_beneath),
                 cmocka_unit_test(test_sysfs_read_sizes),
                 cmocka_unit_test(test_sysfs_errors),
                 cmocka_unit_test(test_sysfs_write_readonly),

@@ -1149,7 +1149,18 @@ static const char *bind_hint(int error) {
         }
 }
 
-int pmem_convert(const char *device, struct pmem_convert_result *ret) {
+/* Is root the /sys libdaxctl works on (the same directory, however named)? 1, 0, or -errno. */
+static int is_real_sys(const char *root) {
+        struct stat a, b;
+
+        if (stat(root, &a) < 0)
+                return -errno;
+        if (stat("/sys", &b) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret) {
         _cleanup_(daxctl_unrefp) struct daxctl_ctx *ctx = NULL;
         _cleanup_free_ char *auto_online = NULL;
         struct pmem_convert_result res = {
@@ -1165,6 +1176,21 @@ int pmem_convert(const char *device, struct pmem_convert_result *ret) {
                 return -EINVAL;
         if (dax_name_parse(device, NULL, NULL) < 0) {
                 r = convert_fail(&res, NULL, -EINVAL, "'%s' is not a dax device name (daxR.N)", device ?: "");
+                goto out;
+        }
+        if (!sysfs_root) {
+                r = convert_fail(&res, NULL, -EINVAL, "%s: no sysfs root given", device);
+                goto out;
+        }
+        r = is_real_sys(sysfs_root);
+        if (r < 0) {
+                r = convert_fail(&res, NULL, r, "%s: cannot check the sysfs root %s: %s", device, sysfs_root,
+                                 strerror(-r));
+                goto out;
+        }
+        if (r == 0) {
+                r = convert_fail(&res, NULL, -EXDEV, "%s: not converting: libdaxctl acts on only the real /sys, "
+                                 "and the sysfs root is %s", device, sysfs_root);
                 goto out;
         }
 

@@ -176,11 +176,13 @@ struct pmem_convert_result {
  * --mode=system-ram --no-online`: refuse when auto_online_blocks is not
  * "offline", unbind device_dax, bind kmem, verify system-ram. Unlike the
  * usual rule, *ret is filled on failure too: it is the failure report.
+ * libdaxctl only acts on the real /sys, so a sysfs_root that is not /sys
+ * (a test tree) is refused with -EXDEV before libdaxctl runs.
  * Returns 0, or -ENOENT (no such device), -EBUSY (kernel auto-online is
  * on, or the device/range is busy), -EINVAL (not convertible: wrong mode,
- * size 0), -EOPNOTSUPP (old dax class model), or another -errno.
+ * size 0), -EOPNOTSUPP (old dax class model), -EXDEV, or another -errno.
  */
-int pmem_convert(const char *device, struct pmem_convert_result *ret);
+int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret);
 
 /* ---- reporting ------------------------------------------------------- */
 

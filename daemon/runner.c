@@ -506,7 +506,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                                    "%s: not converting: %s", dev->name, r < 0 ? strerror(-r) : d.reason);
                         continue;
                 }
-                r = pmem_convert(dev->name, &conv);
+                r = pmem_convert(c->sysfs_root, dev->name, &conv);
                 if (r < 0) {
                         report_log(c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s",
                                    dev->name, conv.reason[0] ? conv.reason : strerror(-r));

@@ -863,19 +863,43 @@ static void test_convert_errors(void **state) {
         struct pmem_convert_result res;
 
         /* Bad names never reach libdaxctl. */
-        assert_int_equal(pmem_convert("memory12", &res), -EINVAL);
+        assert_int_equal(pmem_convert("/sys", "memory12", &res), -EINVAL);
         assert_int_equal(res.error, -EINVAL);
         assert_non_null(strstr(res.reason, "not a dax device name"));
-        assert_int_equal(pmem_convert(NULL, &res), -EINVAL);
+        assert_int_equal(pmem_convert("/sys", NULL, &res), -EINVAL);
 
         /* Only reads /sys: no dax device has this name on any machine we run tests on. */
-        int r = pmem_convert("dax4095.4095", &res);
+        int r = pmem_convert("/sys/", "dax4095.4095", &res);
         if (r != -ENOENT)
                 skip();         /* libdaxctl cannot start here (no kmod); nothing to assert */
         assert_int_equal(res.error, -ENOENT);
         assert_non_null(strstr(res.reason, "dax4095.4095: no such dax device"));
         assert_false(res.already);
         assert_int_equal(res.bind_usec, 0);
+}
+
+/* libdaxctl acts on the real /sys whatever the root: a test tree's device is refused, not looked up there. */
+static void test_convert_other_root(void **state) {
+        struct ctx *c = *state;
+        struct pmem_convert_result res;
+        struct fake_dax dev = devdax1;
+        _cleanup_free_ char *missing = NULL;
+
+        dev.region = 4095;
+        dev.id = 4095;
+        add_dax(c, &dev);
+        memset(&res, 0x55, sizeof(res));
+        assert_int_equal(pmem_convert(c->root, "dax4095.4095", &res), -EXDEV);
+        assert_int_equal(res.error, -EXDEV);
+        assert_non_null(strstr(res.reason, "only the real /sys"));
+        assert_non_null(strstr(res.reason, c->root));
+        assert_int_equal(res.mode_before, PMEM_MODE_UNKNOWN);
+        assert_int_equal(res.bind_usec, 0);
+
+        assert_true(asprintf(&missing, "%s/no-such-dir", c->root) > 0);
+        assert_int_equal(pmem_convert(missing, "dax4095.4095", &res), -ENOENT);
+        assert_non_null(strstr(res.reason, "no-such-dir"));
+        assert_int_equal(pmem_convert(NULL, "dax4095.4095", &res), -EINVAL);
 }
 
 static void test_strings(void **state) {
@@ -890,6 +914,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_order, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_namespace_from_nd_dax, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_not_nd, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_convert_other_root, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_target_node_out_of_range, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_pmem_from_nstype, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_modes, setup, teardown),

@@ -113,8 +113,16 @@ int policy_new_default(struct policy **ret);
 /*
  * Parse and validate an INI file. On failure returns -EINVAL (or -errno for
  * I/O) and fills *ret_error; *ret is untouched. A missing file is -ENOENT.
+ * Only a regular file of at most 1 MiB is read, never blocking: anything
+ * else fails as a whole ("FILE: reason", line 0): -EISDIR, -EINVAL (a FIFO,
+ * a device, a socket), -ENOLINK (a dangling symbolic link), -EFBIG.
+ * Names and reasons in ret_error are escaped (escape_text()): safe to print.
  */
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error);
+
+/* The same for text in memory, named name in errors: for tests and fuzzing. */
+int policy_load_buffer(const char *name, const char *data, size_t size, struct policy **ret,
+                       struct policy_error *ret_error);
 
 void policy_free(struct policy *p);
 void policy_freep(struct policy **p);

@@ -3,6 +3,9 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include "cpuset.h"
 #include "fake-tree.h"
 #include "policy.h"
@@ -550,7 +553,7 @@ static void test_not_text(void **state) {
         for (size_t i = 80; i < n; i += 80)
                 big[i] = '\n';
         bigpath = write_conf(state, "big.conf", big, n);
-        assert_int_equal(policy_load(bigpath, &p, &err), -EINVAL);
+        assert_int_equal(policy_load(bigpath, &p, &err), -EFBIG);
         assert_ptr_equal(p, SENTINEL);
         assert_int_equal(err.line, 0);
         assert_non_null(strstr(err.reason, "1 MiB"));
@@ -561,13 +564,95 @@ static void test_not_text(void **state) {
         policy_free(p);
         p = SENTINEL;
 
-        /* Long comments are fine, a long value line is not. */
+        /* Long lines are fine; their numbers are still checked. */
         assert_true(asprintf(&longline, "[daemon]\n#%0300d\nbanned_cpus = 1%0300d\n", 0, 0) > 0);
-        expect_error(state, longline, 3, "too long");
+        expect_error(state, longline, 3, "banned_cpus: CPU number out of range");
+}
 
-        /* A directory is no config file. */
-        assert_int_equal(policy_load((const char *) *state, &p, &err), -EISDIR);
+/* A banned_cpus list longer than inih's 200-byte line: the admin of a big machine writes one. */
+static void test_long_lines(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *list = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&list, &len);
+
+        assert_non_null(f);
+        for (unsigned cpu = 0; cpu < 2048; cpu += 2)
+                fprintf(f, "%s%u", cpu ? "," : "", cpu);
+        assert_int_equal(fclose(f), 0);
+        assert_true(len > 4000);
+        assert_true(asprintf(&text, "[daemon]\nbanned_cpus = %s\n[zones]\ndefault = online\n", list) > 0);
+        free(list);
+        p = load_ok(state, text);
+        assert_int_equal(cpuset_count(p->banned_cpus), 1024);
+        assert_true(cpuset_isset(p->banned_cpus, 2046));
+        assert_false(cpuset_isset(p->banned_cpus, 2047));
+        assert_int_equal(p->default_zone, ZONE_ONLINE);
+}
+
+/* The file must be refused as a whole, fast, with reason containing what. */
+static void expect_file_error(const char *path, int want, const char *what) {
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+        uint64_t start = now_usec();
+        int r;
+
+        /* A FIFO once blocked here for good: fail the test, do not hang it. */
+        alarm(10);
+        r = policy_load(path, &p, &err);
+        alarm(0);
+        if (r != want || err.line != 0 || !strstr(err.reason, what))
+                fail_msg("%s: want %d with \"%s\", got %d: %s:%u: %s", path, want, what, r, err.file, err.line,
+                         err.reason);
         assert_ptr_equal(p, SENTINEL);
+        assert_string_equal(err.file, path);
+        assert_true(now_usec() - start < 5 * USEC_PER_SEC);
+}
+
+/* Only a regular file is a config file: never block on or open anything else. */
+static void test_not_regular(void **state) {
+        const char *dir = *state;
+        _cleanup_free_ char *fifo = NULL, *dangling = NULL, *dev = NULL, *big = NULL;
+        _cleanup_close_ int fd = -1;
+
+        assert_true(asprintf(&fifo, "%s/fifo.conf", dir) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        expect_file_error(fifo, -EINVAL, "is a FIFO, not a regular file");
+
+        expect_file_error(dir, -EISDIR, "is a directory");
+
+        assert_true(asprintf(&dev, "%s/null.conf", dir) > 0);
+        assert_int_equal(symlink("/dev/null", dev), 0);
+        expect_file_error(dev, -EINVAL, "is a character device, not a regular file");
+
+        assert_true(asprintf(&dangling, "%s/dangling.conf", dir) > 0);
+        assert_int_equal(symlink("nowhere.conf", dangling), 0);
+        expect_file_error(dangling, -ENOLINK, "dangling symbolic link");
+
+        /* Sparse: over the limit by its size, without writing a byte. */
+        assert_true(asprintf(&big, "%s/sparse.conf", dir) > 0);
+        fd = open(big, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) 16 << 30), 0);
+        expect_file_error(big, -EFBIG, "is larger than 1048576 bytes (1 MiB)");
+}
+
+/* Text from the file reaches a terminal: control characters are shown escaped. */
+static void test_error_escapes(void **state) {
+        _cleanup_free_ char *path = NULL;
+        static const char text[] = "[zones]\ndefault = \x1b]52;c;b3duZWQ=\x07\x1b[2J\r\n";
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+
+        path = write_conf(state, "esc.conf", text, sizeof(text) - 1);
+        assert_int_equal(policy_load(path, &p, &err), -EINVAL);
+        assert_int_equal(err.line, 2);
+        for (const char *c = err.reason; *c; c++)
+                assert_true((unsigned char) *c >= 0x20 && *c != 0x7f);
+        assert_non_null(strstr(err.reason, "got \"\\x1b]52;c;b3duZWQ=\\x07\\x1b[2J\""));
+        expect_error(state, "[device \x1b[31mred]\nzone = skip\n[device \x1b[31mred]\nzone = skip\n", 3,
+                     "duplicate section [device \\x1b[31mred]");
 }
 
 static void test_zone_strings(void **state) {
@@ -617,6 +702,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_workers_for_node, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_not_text, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_long_lines, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_not_regular, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_error_escapes, setup, teardown),
                 cmocka_unit_test(test_zone_strings),
         };
 

@@ -18,7 +18,9 @@
 #include "policy.h"
 #include "util.h"
 
+/* All files together, the main one and its drop-ins. */
 #define POLICY_FILE_MAX (1024 * 1024)
+#define POLICY_DROPINS_MAX 256
 /* No architecture has memory blocks smaller than this. */
 #define POLICY_RANGE_ALIGN (UINT64_C(1) << 20)
 
@@ -52,6 +54,9 @@ void policy_free(struct policy *p) {
         if (!p)
                 return;
         free(p->path);
+        for (size_t i = 0; i < p->n_files; i++)
+                free(p->files[i]);
+        free(p->files);
         cpuset_freep(&p->banned_cpus);
         free(p->nodes);
         free(p->ranges);
@@ -153,7 +158,7 @@ struct parser {
         unsigned line;
 
         struct policy *p;
-        size_t nodes_allocated, ranges_allocated, devices_allocated, exclusions_allocated;
+        size_t nodes_allocated, ranges_allocated, devices_allocated, exclusions_allocated, files_allocated;
         enum section section;
         size_t rule;                    /* the current [node], [range] or [device] rule */
 
@@ -471,6 +476,19 @@ static int section_finish(struct parser *ps) {
         return 0;
 }
 
+/*
+ * A rule section seen before. From an earlier file it is reopened, and its
+ * keys go on from there: true. In the same file it is a duplicate: false.
+ */
+static bool reopen_rule(struct parser *ps, size_t i, const char **file, unsigned *line) {
+        if (*file == ps->file)
+                return false;
+        *file = ps->file;
+        *line = ps->line;
+        ps->rule = i;
+        return true;
+}
+
 static int section_node(struct parser *ps, const char *arg) {
         struct policy *p = ps->p;
         int node, r;
@@ -480,19 +498,23 @@ static int section_node(struct parser *ps, const char *arg) {
                 return fail(ps, ps->line, "[node %s]: node number is out of range (0..%d)", arg, NODE_ID_MAX);
         if (r < 0)
                 return fail(ps, ps->line, "[node %s]: expected a NUMA node number, like [node 2]", arg);
+        ps->section = SECTION_NODE;
         for (size_t i = 0; i < p->n_nodes; i++)
-                if (p->nodes[i].node == node)
+                if (p->nodes[i].node == node) {
+                        if (reopen_rule(ps, i, &p->nodes[i].file, &p->nodes[i].line))
+                                return 0;
                         return fail(ps, ps->line, "duplicate section [node %d], first at line %u",
                                     node, p->nodes[i].line);
+                }
         if (GROW(p->nodes, ps->nodes_allocated, p->n_nodes + 1) < 0)
                 return fail_oom(ps);
         ps->rule = p->n_nodes;
         p->nodes[p->n_nodes++] = (struct node_rule) {
                 .node = node,
                 .zone = ZONE_UNSET,
+                .file = ps->file,
                 .line = ps->line,
         };
-        ps->section = SECTION_NODE;
         return 0;
 }
 
@@ -504,13 +526,21 @@ static int section_range(struct parser *ps, const char *arg) {
         r = parse_range(ps, "range", arg, &start, &end);
         if (r < 0)
                 return r;
+        ps->section = SECTION_RANGE;
         for (size_t i = 0; i < p->n_ranges; i++) {
-                const struct range_rule *o = &p->ranges[i];
+                struct range_rule *o = &p->ranges[i];
 
-                if (start < o->end && o->start < end)
+                if (start == o->start && end == o->end && reopen_rule(ps, i, &o->file, &o->line))
+                        return 0;
+                if (start < o->end && o->start < end) {
+                        if (o->file == ps->file)
+                                return fail(ps, ps->line,
+                                            "[range %s] overlaps [range 0x%" PRIx64 "-0x%" PRIx64 "] at line %u",
+                                            arg, o->start, o->end - 1, o->line);
                         return fail(ps, ps->line,
-                                    "[range %s] overlaps [range 0x%" PRIx64 "-0x%" PRIx64 "] at line %u",
-                                    arg, o->start, o->end - 1, o->line);
+                                    "[range %s] overlaps [range 0x%" PRIx64 "-0x%" PRIx64 "] at %s:%u",
+                                    arg, o->start, o->end - 1, o->file, o->line);
+                }
         }
         if (GROW(p->ranges, ps->ranges_allocated, p->n_ranges + 1) < 0)
                 return fail_oom(ps);
@@ -519,9 +549,9 @@ static int section_range(struct parser *ps, const char *arg) {
                 .start = start,
                 .end = end,
                 .zone = ZONE_UNSET,
+                .file = ps->file,
                 .line = ps->line,
         };
-        ps->section = SECTION_RANGE;
         return 0;
 }
 
@@ -529,10 +559,14 @@ static int section_device(struct parser *ps, const char *arg) {
         struct policy *p = ps->p;
         char *name;
 
+        ps->section = SECTION_DEVICE;
         for (size_t i = 0; i < p->n_devices; i++)
-                if (streq(p->devices[i].name, arg))
+                if (streq(p->devices[i].name, arg)) {
+                        if (reopen_rule(ps, i, &p->devices[i].file, &p->devices[i].line))
+                                return 0;
                         return fail(ps, ps->line, "duplicate section [device %s], first at line %u",
                                     arg, p->devices[i].line);
+                }
         if (GROW(p->devices, ps->devices_allocated, p->n_devices + 1) < 0)
                 return fail_oom(ps);
         name = strdup(arg);
@@ -545,9 +579,9 @@ static int section_device(struct parser *ps, const char *arg) {
                 .target_node = -1,
                 .zone = ZONE_UNSET,
                 .convert = -1,
+                .file = ps->file,
                 .line = ps->line,
         };
-        ps->section = SECTION_DEVICE;
         return 0;
 }
 
@@ -797,7 +831,7 @@ static int key_device(struct parser *ps, const char *key, const char *value) {
 
 static int key_exclude(struct parser *ps, const char *key, const char *value) {
         struct policy *p = ps->p;
-        struct exclusion e = { .line = ps->line };
+        struct exclusion e = { .file = ps->file, .line = ps->line };
         int r;
 
         if (strcasecmp(key, "node") == 0) {
@@ -932,6 +966,15 @@ static int check_policy(struct parser *ps) {
         return 0;
 }
 
+static int too_big(size_t max, char *reason, size_t reason_size) {
+        if (max < POLICY_FILE_MAX)
+                snprintf(reason, reason_size, "makes all files together larger than %d bytes (1 MiB)",
+                         POLICY_FILE_MAX);
+        else
+                snprintf(reason, reason_size, "is larger than %d bytes (1 MiB)", POLICY_FILE_MAX);
+        return -EFBIG;
+}
+
 static const char *file_kind(mode_t mode) {
         switch (mode & S_IFMT) {
         case S_IFDIR:
@@ -956,7 +999,7 @@ static const char *file_kind(mode_t mode) {
  * stat() first and open only a regular file, without blocking, and check
  * it is still that file.
  */
-static int read_config(const char *path, char **ret, size_t *ret_size, char *reason, size_t reason_size) {
+static int read_config(const char *path, size_t max, char **ret, size_t *ret_size, char *reason, size_t reason_size) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         struct stat st, fst;
@@ -977,10 +1020,8 @@ static int read_config(const char *path, char **ret, size_t *ret_size, char *rea
                          file_kind(st.st_mode));
                 return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
         }
-        if (st.st_size > POLICY_FILE_MAX) {
-                snprintf(reason, reason_size, "is larger than %d bytes (1 MiB)", POLICY_FILE_MAX);
-                return -EFBIG;
-        }
+        if ((uint64_t) st.st_size > max)
+                return too_big(max, reason, reason_size);
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
                 r = -errno;
@@ -992,13 +1033,13 @@ static int read_config(const char *path, char **ret, size_t *ret_size, char *rea
                 return -EAGAIN;
         }
         /* One byte more than allowed shows a file that grew meanwhile. */
-        buf = malloc(POLICY_FILE_MAX + 2);
+        buf = malloc((size_t) st.st_size + 2);
         if (!buf) {
                 snprintf(reason, reason_size, "out of memory");
                 return -ENOMEM;
         }
-        while (size <= POLICY_FILE_MAX) {
-                ssize_t n = read(fd, buf + size, POLICY_FILE_MAX + 1 - size);
+        while (size <= (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + size, (size_t) st.st_size + 1 - size);
 
                 if (n < 0) {
                         r = -errno;
@@ -1011,9 +1052,9 @@ static int read_config(const char *path, char **ret, size_t *ret_size, char *rea
                         break;
                 size += (size_t) n;
         }
-        if (size > POLICY_FILE_MAX) {
-                snprintf(reason, reason_size, "is larger than %d bytes (1 MiB)", POLICY_FILE_MAX);
-                return -EFBIG;
+        if (size > (size_t) st.st_size) {
+                snprintf(reason, reason_size, "grew while being read");
+                return -EAGAIN;
         }
         buf[size] = '\0';
         *ret = TAKE_PTR(buf);
@@ -1025,7 +1066,7 @@ static int read_config(const char *path, char **ret, size_t *ret_size, char *rea
 static void set_error(struct policy_error *e, const char *file, unsigned line, const char *reason) {
         if (!e)
                 return;
-        escape_text(e->file, sizeof(e->file), file);
+        escape_text(e->file, sizeof(e->file), strempty(file));
         e->line = line;
         escape_text(e->reason, sizeof(e->reason), reason);
 }
@@ -1042,9 +1083,24 @@ static int check_text(struct parser *ps) {
         return fail(ps, line, "contains a NUL byte: not a text file");
 }
 
-/* Parse one file's text into ps->p. */
-static int parse_file(struct parser *ps, const char *file, const char *data, size_t size) {
-        ps->file = file;
+/* The next file to read: the policy keeps its name for the rules and errors. */
+static int add_file(struct parser *ps, const char *file) {
+        char *name;
+
+        if (GROW(ps->p->files, ps->files_allocated, ps->p->n_files + 1) < 0)
+                return fail_oom(ps);
+        name = strdup(file);
+        if (!name)
+                return fail_oom(ps);
+        ps->file_index = (unsigned) ps->p->n_files;
+        ps->p->files[ps->p->n_files++] = name;
+        ps->file = name;
+        ps->line = 0;
+        return 0;
+}
+
+/* Parse the text of the file add_file() named into ps->p. */
+static int parse_data(struct parser *ps, const char *data, size_t size) {
         ps->data = data;
         ps->size = size;
         if (check_text(ps) < 0)
@@ -1101,29 +1157,147 @@ int policy_load_buffer(const char *name, const char *data, size_t size, struct p
         r = parser_start(&ps, name, ret_error);
         if (r < 0)
                 return r;
-        (void) parse_file(&ps, name, data ?: "", size);
+        if (add_file(&ps, name) >= 0)
+                (void) parse_data(&ps, data ?: "", size);
         return parser_finish(&ps, ret, ret_error);
 }
 
-int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error) {
+static int cmp_names(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static void strv_free(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* "name.conf", not hidden (editors' and package managers' leftovers are). */
+static bool dropin_name(const char *name) {
+        size_t n = strlen(name);
+
+        return name[0] != '.' && n > 5 && streq(name + n - 5, ".conf");
+}
+
+/*
+ * The drop-in files of dir, as paths, in strcmp() order; none if there is
+ * no such directory. Subdirectories are skipped; every other *.conf is
+ * read (and refused if it is not a regular file).
+ */
+static int list_dropins(const char *dir, char ***ret, size_t *ret_n, char *reason, size_t reason_size) {
+        _cleanup_closedir_ DIR *d = NULL;
+        char **names = NULL;
+        size_t n = 0, allocated = 0;
+        int r = 0;
+
+        d = opendir(dir);
+        if (!d) {
+                r = -errno;
+                if (r == -ENOENT) {
+                        *ret = NULL;
+                        *ret_n = 0;
+                        return 0;
+                }
+                snprintf(reason, reason_size, r == -ENOTDIR ? "is not a directory" : "cannot read: %s",
+                         strerror(-r));
+                return r;
+        }
+        for (;;) {
+                struct dirent *de;
+                struct stat st;
+                char *path;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        r = -errno;
+                        if (r < 0)
+                                snprintf(reason, reason_size, "cannot read: %s", strerror(-r));
+                        break;
+                }
+                if (!dropin_name(de->d_name))
+                        continue;
+                if (de->d_type == DT_DIR ||
+                    (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode)))
+                        continue;
+                if (n >= POLICY_DROPINS_MAX) {
+                        snprintf(reason, reason_size, "has more than %d drop-ins", POLICY_DROPINS_MAX);
+                        r = -E2BIG;
+                        break;
+                }
+                if (GROW(names, allocated, n + 1) < 0 || asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+                        snprintf(reason, reason_size, "out of memory");
+                        r = -ENOMEM;
+                        break;
+                }
+                names[n++] = path;
+        }
+        if (r < 0) {
+                strv_free(names, n);
+                return r;
+        }
+        if (n > 1)
+                qsort(names, n, sizeof(*names), cmp_names);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+}
+
+/* Read and parse one more file, within what is left of POLICY_FILE_MAX. */
+static int load_one(struct parser *ps, const char *path, size_t *total) {
         _cleanup_free_ char *data = NULL;
-        char reason[sizeof(((struct policy_error *) NULL)->reason)];
-        struct parser ps;
         size_t size = 0;
+        int r;
+
+        if (add_file(ps, path) < 0)
+                return ps->error;
+        r = read_config(path, POLICY_FILE_MAX - *total, &data, &size, ps->reason, sizeof(ps->reason));
+        if (r < 0) {
+                ps->error = r;
+                ps->error_file = ps->file;
+                ps->error_line = 0;
+                return r;
+        }
+        *total += size;
+        return parse_data(ps, data, size);
+}
+
+int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error) {
+        _cleanup_free_ char *dir = NULL, *data = NULL;
+        char reason[sizeof(((struct policy_error *) NULL)->reason)];
+        char **dropins = NULL;
+        size_t n_dropins = 0, total = 0;
+        struct parser ps;
+        struct stat st;
         int r;
 
         if (!path || !ret) {
                 set_error(ret_error, path ?: "", 0, "no file given");
                 return -EINVAL;
         }
-        r = read_config(path, &data, &size, reason, sizeof(reason));
+        if (asprintf(&dir, "%s.d", path) < 0) {
+                set_error(ret_error, path, 0, "out of memory");
+                return -ENOMEM;
+        }
+        r = list_dropins(dir, &dropins, &n_dropins, reason, sizeof(reason));
         if (r < 0) {
-                set_error(ret_error, path, 0, reason);
+                set_error(ret_error, dir, 0, reason);
                 return r;
         }
+        /* Without the main file the drop-ins apply over the defaults; with neither, there is nothing. */
+        if (n_dropins == 0 && stat(path, &st) < 0 && errno == ENOENT && lstat(path, &st) < 0) {
+                set_error(ret_error, path, 0, "cannot open: No such file or directory");
+                return -ENOENT;
+        }
         r = parser_start(&ps, path, ret_error);
-        if (r < 0)
+        if (r < 0) {
+                strv_free(dropins, n_dropins);
                 return r;
-        (void) parse_file(&ps, path, data, size);
+        }
+        if (n_dropins == 0 || lstat(path, &st) == 0)
+                (void) load_one(&ps, path, &total);
+        for (size_t i = 0; i < n_dropins && ps.error == 0; i++)
+                (void) load_one(&ps, dropins[i], &total);
+        strv_free(dropins, n_dropins);
         return parser_finish(&ps, ret, ret_error);
 }

@@ -39,8 +39,7 @@ static char *write_conf(void **state, const char *name, const char *text, size_t
         return path;
 }
 
-static struct policy *load_ok(void **state, const char *text) {
-        _cleanup_free_ char *path = write_conf(state, "ok.conf", text, strlen(text));
+static struct policy *load_path_ok(const char *path) {
         struct policy_error err = {};
         struct policy *p = NULL;
         int r;
@@ -48,6 +47,13 @@ static struct policy *load_ok(void **state, const char *text) {
         r = policy_load(path, &p, &err);
         if (r < 0)
                 fail_msg("unexpected error %d: %s:%u: %s", r, err.file, err.line, err.reason);
+        return p;
+}
+
+static struct policy *load_ok(void **state, const char *text) {
+        _cleanup_free_ char *path = write_conf(state, "ok.conf", text, strlen(text));
+        struct policy *p = load_path_ok(path);
+
         assert_non_null(p);
         assert_string_equal(p->path, path);
         return p;
@@ -655,6 +661,139 @@ static void test_error_escapes(void **state) {
                      "duplicate section [device \\x1b[31mred]");
 }
 
+/* ---- drop-ins: FILE.d/NAME.conf after FILE, in lexical order --------------- */
+
+static void expect_path_error(const char *path, int want, const char *file, unsigned line, const char *what) {
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+        int r;
+
+        r = policy_load(path, &p, &err);
+        if (r != want || !streq(err.file, file) || err.line != line || !strstr(err.reason, what))
+                fail_msg("want %d at %s:%u with \"%s\", got %d at %s:%u: %s", want, file, line, what, r, err.file,
+                         err.line, err.reason);
+        assert_ptr_equal(p, SENTINEL);
+}
+
+static void test_dropins(void **state) {
+        const char *dir = *state;
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *main_conf = NULL, *a = NULL, *b = NULL;
+
+        main_conf = write_conf(state, "m.conf",
+                               "[daemon]\nsettle_ms = 10\n[node 1]\nzone = online_kernel\n[exclude]\nnode = 3\n"
+                               "[range 4G+1G]\nzone = skip\n", 99);
+        fake_write(dir, "m.conf.d/10-a.conf",
+                   "[daemon]\nsettle_ms = 20\n[node 1]\nworkers = 2\n[exclude]\nnode = 4\n"
+                   "[device x]\nzone = skip\n[range 4G+1G]\nzone = online\n");
+        /* Lexical order: "9-b" sorts after "10-a". */
+        fake_write(dir, "m.conf.d/9-b.conf", "[node 1]\nzone = online_movable\n[daemon]\nsettle_ms = 25\n");
+        /* Not drop-ins: other names, hidden files, a directory. */
+        fake_write(dir, "m.conf.d/99-c.conf.bak", "[daemon]\nsettle_ms = 1\n");
+        fake_write(dir, "m.conf.d/.99-hidden.conf", "[daemon]\nsettle_ms = 2\n");
+        fake_write(dir, "m.conf.d/README", "not a config\n");
+        fake_write(dir, "m.conf.d/sub.conf/x.conf", "[daemon]\nsettle_ms = 3\n");
+        p = load_path_ok(main_conf);
+
+        assert_string_equal(p->path, main_conf);
+        assert_int_equal(p->settle_ms, 25);
+        assert_int_equal(p->n_nodes, 1);
+        assert_int_equal(p->nodes[0].zone, ZONE_MOVABLE);
+        assert_true(p->nodes[0].has_workers);
+        assert_int_equal(p->nodes[0].workers.count, 2);
+        assert_int_equal(p->n_ranges, 1);
+        assert_int_equal(p->ranges[0].zone, ZONE_ONLINE);
+        assert_int_equal(p->n_devices, 1);
+        assert_int_equal(p->n_exclusions, 2);
+        assert_int_equal(p->exclusions[1].node, 4);
+        assert_int_equal(p->exclusions[1].line, 6);
+        assert_true(asprintf(&a, "%s/m.conf.d/10-a.conf", dir) > 0);
+        assert_true(asprintf(&b, "%s/m.conf.d/9-b.conf", dir) > 0);
+        assert_string_equal(p->exclusions[0].file, main_conf);
+        assert_string_equal(p->exclusions[1].file, a);
+        assert_string_equal(p->devices[0].file, a);
+        /* A rule names the file that last set it. */
+        assert_string_equal(p->nodes[0].file, b);
+        assert_int_equal(p->nodes[0].line, 1);
+        assert_int_equal(p->n_files, 3);
+        assert_string_equal(p->files[0], main_conf);
+        assert_string_equal(p->files[1], a);
+        assert_string_equal(p->files[2], b);
+}
+
+static void test_dropin_errors(void **state) {
+        const char *dir = *state;
+        _cleanup_free_ char *main_conf = NULL, *a = NULL, *fifo = NULL, *big = NULL;
+
+        main_conf = write_conf(state, "m.conf", "[daemon]\nmax_wait_ms = 100\n[range 4G+1G]\nzone = skip\n", 53);
+        assert_true(asprintf(&a, "%s/m.conf.d/a.conf", dir) > 0);
+
+        /* Each error names the drop-in and its line. */
+        fake_write(dir, "m.conf.d/a.conf", "[zones]\n\ndefault = sideways\n");
+        expect_path_error(main_conf, -EINVAL, a, 3, "expected online");
+        fake_write(dir, "m.conf.d/a.conf", "[node 2]\nzone = skip\n[node 2]\nzone = online\n");
+        expect_path_error(main_conf, -EINVAL, a, 3, "duplicate section [node 2], first at line 1");
+        fake_write(dir, "m.conf.d/a.conf", "[range 4G+2G]\nzone = skip\n");
+        expect_path_error(main_conf, -EINVAL, a, 1, "overlaps [range 0x100000000-0x13fffffff]");
+        /* Checks across keys point at the later one, in the later file. */
+        fake_write(dir, "m.conf.d/a.conf", "\n[daemon]\nsettle_ms = 200\n");
+        expect_path_error(main_conf, -EINVAL, a, 3, "max_wait_ms = 100 is shorter than settle_ms = 200");
+        /* A section does not carry over from the file before. */
+        fake_write(dir, "m.conf.d/a.conf", "settle_ms = 20\n");
+        expect_path_error(main_conf, -EINVAL, a, 1, "outside of any section");
+        fake_write(dir, "m.conf.d/a.conf", "[daemon]\nsettle_ms = 20\n");
+
+        /* Whole-file faults of a drop-in, as of the main file. */
+        assert_true(asprintf(&fifo, "%s/m.conf.d/b.conf", dir) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        alarm(10);
+        expect_path_error(main_conf, -EINVAL, fifo, 0, "is a FIFO");
+        alarm(0);
+        assert_int_equal(unlink(fifo), 0);
+
+        /* All files together are bounded too. */
+        big = malloc(700 * 1024);
+        assert_non_null(big);
+        memset(big, '#', 700 * 1024);
+        big[700 * 1024 - 1] = '\0';
+        fake_write(dir, "m.conf.d/c.conf", "%s\n", big);
+        fake_write(dir, "m.conf.d/d.conf", "%s\n", big);
+        free(big);
+        big = NULL;
+        assert_true(asprintf(&big, "%s/m.conf.d/d.conf", dir) > 0);
+        expect_path_error(main_conf, -EFBIG, big, 0, "all files together");
+        fake_unlink(dir, "m.conf.d/c.conf");
+        fake_unlink(dir, "m.conf.d/d.conf");
+
+        /* The drop-in directory must be one. */
+        fake_unlink(dir, "m.conf.d/a.conf");
+        fake_rmdir(dir, "m.conf.d");
+        fake_write(dir, "m.conf.d", "x\n");
+        free(fifo);
+        fifo = NULL;
+        assert_true(asprintf(&fifo, "%s/m.conf.d", dir) > 0);
+        expect_path_error(main_conf, -ENOTDIR, fifo, 0, "not a directory");
+}
+
+/* Drop-ins apply without the main file; with neither there is nothing (-ENOENT). */
+static void test_dropins_without_main(void **state) {
+        const char *dir = *state;
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *main_conf = NULL;
+        struct policy *q = SENTINEL;
+
+        assert_true(asprintf(&main_conf, "%s/absent.conf", dir) > 0);
+        assert_int_equal(policy_load(main_conf, &q, NULL), -ENOENT);
+        assert_ptr_equal(q, SENTINEL);
+        fake_mkdir(dir, "absent.conf.d");
+        assert_int_equal(policy_load(main_conf, &q, NULL), -ENOENT);
+        fake_write(dir, "absent.conf.d/a.conf", "[daemon]\nretries = 9\n");
+        p = load_path_ok(main_conf);
+        assert_int_equal(p->retries, 9);
+        assert_int_equal(p->settle_ms, 30);
+        assert_int_equal(p->n_files, 1);
+}
+
 static void test_zone_strings(void **state) {
         static const struct {
                 const char *s;
@@ -705,6 +844,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_long_lines, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_not_regular, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_error_escapes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dropins, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dropin_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dropins_without_main, setup, teardown),
                 cmocka_unit_test(test_zone_strings),
         };
 

@@ -91,7 +91,6 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
  */
 struct daxctl_claim {
         char *file;                     /* "daxctl.conf.d/NAME.conf" for messages */
-        unsigned line;                  /* line of the section header */
         char *section;                  /* NAME */
         char *uuid;                     /* nvdimm.uuid */
         char *mode;                     /* "system-ram" or "devdax" */
@@ -107,9 +106,12 @@ struct daxctl_conf {
 };
 
 /*
- * Load every regular *.conf file in dir, as daxctl does. A missing dir is
- * an empty config. Malformed files and incomplete sections never fail the
- * load: they are left out and explained in ret->ignored. Replaces *ret.
+ * Load every regular *.conf file in dir with libiniparser, the parser
+ * daxctl uses, so the files read the same to both. A missing dir is an
+ * empty config. Files iniparser rejects (daxctl then fails) and sections
+ * daxctl would never act on never fail the load: they are left out and
+ * explained in ret->ignored. Only regular files of at most 1 MiB are read.
+ * Replaces *ret.
  */
 int pmem_daxctl_conf_load(const char *dir, struct daxctl_conf *ret);
 void pmem_daxctl_conf_clear(struct daxctl_conf *c);

@@ -2,7 +2,7 @@
 # Install what building, testing and the demo VM need (Debian 12).
 set -e
 PKGS="build-essential autoconf automake pkg-config git
-      libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libnuma-dev libcmocka-dev
+      libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libiniparser-dev libnuma-dev libcmocka-dev
       valgrind jq python3 systemd-journal-remote
       qemu-system-x86 qemu-utils linux-image-amd64 mmdebstrap e2fsprogs ndctl daxctl
       gnuplot-nox"

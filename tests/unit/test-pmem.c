@@ -477,7 +477,6 @@ static void test_daxctl_conf_parse(void **state) {
         assert_non_null(cl);
         assert_int_equal(count, 1);
         assert_string_equal(cl->file, "daxctl.conf.d/10-pmem.conf");
-        assert_int_equal(cl->line, 3);
         assert_string_equal(cl->section, "pmem0");
         assert_string_equal(cl->mode, "system-ram");
         assert_int_equal(cl->online, 0);
@@ -495,12 +494,95 @@ static void test_daxctl_conf_parse(void **state) {
         assert_null(pmem_daxctl_conf_find(&conf, "66666666-6666-6666-6666-666666666666", NULL));
         assert_null(pmem_daxctl_conf_find(&conf, "88888888-8888-8888-8888-888888888888", NULL));
         assert_int_equal(conf.n_ignored, 5);
-        assert_non_null(strstr(conf.ignored[0], "daxctl.conf.d/20-broken.conf:4: expected 'key = value'"));
-        assert_non_null(strstr(conf.ignored[1], "daxctl.conf.d/30-incomplete.conf:1: [reconfigure-device nouuid] has no nvdimm.uuid"));
-        assert_non_null(strstr(conf.ignored[2], "30-incomplete.conf:3: [reconfigure-device badmode] mode = 'ram'"));
-        assert_non_null(strstr(conf.ignored[3], "30-incomplete.conf:6: [reconfigure-device upper] nvdimm.uuid"));
-        assert_non_null(strstr(conf.ignored[4], "40-unterminated.conf:1: unterminated section header"));
+        assert_string_equal(conf.ignored[0], "daxctl.conf.d/20-broken.conf:4: syntax error: daxctl rejects the whole file");
+        assert_non_null(strstr(conf.ignored[1], "daxctl.conf.d/30-incomplete.conf: [reconfigure-device nouuid] has no nvdimm.uuid"));
+        assert_non_null(strstr(conf.ignored[2], "30-incomplete.conf: [reconfigure-device badmode] mode = 'ram'"));
+        assert_non_null(strstr(conf.ignored[3], "30-incomplete.conf: [reconfigure-device upper] nvdimm.uuid"));
+        assert_non_null(strstr(conf.ignored[4], "40-unterminated.conf:1: syntax error"));
         pmem_daxctl_conf_clear(&conf);
+}
+
+/* Where libiniparser reads a file differently from a plain INI reading: as daxctl sees it. */
+static void test_daxctl_conf_iniparser(void **state) {
+        struct ctx *c = *state;
+        struct daxctl_conf conf = {};
+        const struct daxctl_claim *cl;
+        _cleanup_free_ char *long_line = NULL, *fifo = NULL;
+        char dir[512];
+        size_t count;
+
+        snprintf(dir, sizeof(dir), "%s/d", c->root);
+        /* A section given twice is one section: the later keys win. */
+        fake_write(c->root, "d/10-twice.conf",
+                   "[reconfigure-device a]\nnvdimm.uuid = " UUID_DAX0 "\nmode = devdax\n"
+                   "[reconfigure-device a]\nmode = system-ram\nonline = no\n");
+        /* A quoted value keeps its ';', an unquoted one ends there; a key before any section is no claim. */
+        fake_write(c->root, "d/20-values.conf",
+                   "nvdimm.uuid = " UUID_DAX1 "\n"
+                   "[reconfigure-device b]\nnvdimm.uuid = '" UUID_DAX1 "'\nmode = system-ram;devdax\n"
+                   "movable = \"no;really\"\n");
+        /* A ':' in the section name hides it from iniparser's section list: daxctl never sees it. */
+        fake_write(c->root, "d/30-colon.conf",
+                   "[reconfigure-device c:d]\nnvdimm.uuid = 77777777-7777-7777-7777-777777777777\nmode = system-ram\n");
+        /* A line of 1024 bytes or more makes iniparser refuse the file, naming the line. */
+        long_line = malloc(1100);
+        assert_non_null(long_line);
+        memset(long_line, 'x', 1099);
+        long_line[1099] = '\0';
+        fake_write(c->root, "d/40-long.conf",
+                   "[reconfigure-device e]\nnvdimm.uuid = 66666666-6666-6666-6666-666666666666\n"
+                   "mode = system-ram\n# %s\n", long_line);
+        /* A continued line (trailing backslash) is one line. */
+        fake_write(c->root, "d/50-continued.conf",
+                   "[reconfigure-device f]\nnvdimm.uuid = 55555555-5555-5555-\\\n5555-555555555555\n"
+                   "mode = system-ram\n");
+        /* Text from the files is escaped where it is printed. */
+        fake_write(c->root, "d/70-escape.conf", "[reconfigure-device \x1b[2Jx]\nmode = system-ram\n");
+        /* Not a regular file: daxctl's scandir() filter skips it, and we never open (or block on) it. */
+        assert_true(asprintf(&fifo, "%s/60-fifo.conf", dir) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+
+        alarm(10);
+        assert_int_equal(pmem_daxctl_conf_load(dir, &conf), 0);
+        alarm(0);
+
+        cl = pmem_daxctl_conf_find(&conf, UUID_DAX0, &count);
+        assert_non_null(cl);
+        assert_int_equal(count, 1);
+        assert_string_equal(cl->mode, "system-ram");
+        assert_int_equal(cl->online, 0);
+
+        /* "system-ram;devdax" is "system-ram" to iniparser. */
+        cl = pmem_daxctl_conf_find(&conf, UUID_DAX1, &count);
+        assert_non_null(cl);
+        assert_int_equal(count, 1);
+        assert_string_equal(cl->section, "b");
+        assert_string_equal(cl->mode, "system-ram");
+        assert_int_equal(cl->movable, 0);
+
+        assert_null(pmem_daxctl_conf_find(&conf, "77777777-7777-7777-7777-777777777777", NULL));
+        assert_null(pmem_daxctl_conf_find(&conf, "66666666-6666-6666-6666-666666666666", NULL));
+        cl = pmem_daxctl_conf_find(&conf, "55555555-5555-5555-5555-555555555555", NULL);
+        assert_non_null(cl);
+        assert_string_equal(cl->section, "f");
+        assert_int_equal(conf.n_claims, 3);
+        assert_int_equal(conf.n_ignored, 2);
+        assert_string_equal(conf.ignored[0], "d/40-long.conf:4: line too long for iniparser (1023 bytes at most): "
+                            "daxctl rejects the whole file");
+        pmem_daxctl_conf_clear(&conf);
+
+        {
+                _cleanup_free_ char *out = NULL;
+                struct policy p = { .respect_daxctl = true };
+                size_t len = 0;
+                FILE *f = open_memstream(&out, &len);
+
+                assert_non_null(f);
+                assert_int_equal(pmem_print_decisions(NULL, &p, dir, f), 0);
+                assert_int_equal(fclose(f), 0);
+                assert_null(strchr(out, '\x1b'));
+                assert_non_null(strstr(out, "[reconfigure-device \\x1b[2jx] has no nvdimm.uuid"));
+        }
 }
 
 static void test_daxctl_conf_missing_dir(void **state) {
@@ -805,7 +887,7 @@ static void test_print_decisions(void **state) {
                 "device=dax5.0 action=skip zone=online_movable reason=\"not on a pmem region (convert_devdax "
                 "covers pmem; add a [device] rule with convert=yes)\" namespace=- region=-1 node=-1 "
                 "size=2147483648 mode=devdax\n"
-                "daxctl-conf-ignored=\"daxctl.conf.d/x.conf:1: [reconfigure-device q] has no nvdimm.uuid: "
+                "daxctl-conf-ignored=\"daxctl.conf.d/x.conf: [reconfigure-device q] has no nvdimm.uuid: "
                 "daxctl never matches it\"\n");
 }
 
@@ -926,6 +1008,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_attribute_many, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_daxctl_conf_parse, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_daxctl_conf_missing_dir, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_daxctl_conf_iniparser, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_daxctl_conf_duplicate_claims, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_decide_defaults, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_decide_not_devdax, setup, teardown),

@@ -67,6 +67,9 @@ int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret) {
         /* parse_u64() refuses signs and blanks; "memory" alone has no digit at all. */
         if (strncmp(name, prefix, n) != 0 || !isdigit((unsigned char) name[n]))
                 return -EINVAL;
+        /* The kernel writes ids one way only: "memory065" is not memory65's name. */
+        if (name[n] == '0' && name[n + 1] != '\0')
+                return -EINVAL;
         return parse_u64(name + n, 10, ret);
 }
 

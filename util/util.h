@@ -74,7 +74,10 @@ int parse_unsigned(const char *s, unsigned *ret);
 #define NODE_ID_MAX 1023
 /* Decimal 0..NODE_ID_MAX: -ERANGE above it, -EINVAL for anything else ("-1", blanks, signs). */
 int parse_node_id(const char *s, int *ret);
-/* "<prefix><decimal>" ("node12" with prefix "node") -> 12; -EINVAL/-ERANGE as parse_u64(). */
+/*
+ * "<prefix><decimal>" ("node12" with prefix "node") -> 12, as the kernel
+ * writes it (no leading zero); -EINVAL/-ERANGE as parse_u64().
+ */
 int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret);
 
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */

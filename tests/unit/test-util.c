@@ -146,9 +146,13 @@ static void test_parse_ids(void **state) {
         assert_int_equal(parse_prefixed_id("node+1", "node", &id), -EINVAL);
         assert_int_equal(parse_prefixed_id("node1a", "node", &id), -EINVAL);
         assert_int_equal(parse_prefixed_id("cpufreq", "cpu", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("memory065", "memory", &id), -EINVAL);   /* found by fuzzing */
+        assert_int_equal(parse_prefixed_id("node00", "node", &id), -EINVAL);
         assert_int_equal(parse_prefixed_id("memory99999999999999999999", "memory", &id), -ERANGE);
         assert_int_equal(parse_prefixed_id(NULL, "node", &id), -EINVAL);
         assert_int_equal(id, 12);
+        assert_int_equal(parse_prefixed_id("node0", "node", &id), 0);
+        assert_int_equal(id, 0);
 }
 
 static void assert_escaped(const char *in, size_t size, const char *want) {

@@ -3,7 +3,7 @@
 set -e
 PKGS="build-essential autoconf automake pkg-config git
       libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libiniparser-dev libnuma-dev libcmocka-dev
-      valgrind jq python3 systemd-journal-remote
+      valgrind jq python3 systemd-journal-remote clang libclang-rt-14-dev
       qemu-system-x86 qemu-utils linux-image-amd64 mmdebstrap e2fsprogs ndctl daxctl
       gnuplot-nox"
 missing=""

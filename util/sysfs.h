@@ -13,7 +13,12 @@
 /* Build "<root>/<rel>" with printf-style rel. Returns -ENOMEM. */
 int sysfs_path(char **ret, const char *root, const char *relfmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Read a small attribute, trailing newline stripped. -errno on failure. */
+/*
+ * Read a small attribute, trailing newline stripped. -errno on failure;
+ * -EFBIG past SYSFS_ATTR_MAX (a sysfs attribute is one page). A FIFO (in a
+ * test tree) reads as empty instead of blocking.
+ */
+#define SYSFS_ATTR_MAX (1024 * 1024)
 int sysfs_read(const char *root, const char *rel, char **ret_value);
 int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_value);
 

@@ -285,6 +285,34 @@ static void test_sysfs_beneath(void **state) {
         fake_tree_free(outside);
 }
 
+/* A test tree is hostile too: a FIFO must not block a read, a huge file must not be read whole. */
+static void test_sysfs_read_hostile(void **state) {
+        char *root = fake_tree_new();
+        _cleanup_free_ char *fifo = NULL, *big = NULL;
+        char *s = NULL;
+        int fd;
+
+        (void) state;
+        fake_write(root, "a/x", "x\n");
+        assert_true(asprintf(&fifo, "%s/a/fifo", root) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        alarm(10);
+        assert_int_equal(sysfs_read(root, "a/fifo", &s), 0);
+        alarm(0);
+        assert_string_equal(s, "");
+        free(s);
+        s = NULL;
+
+        assert_true(asprintf(&big, "%s/a/big", root) > 0);
+        fd = open(big, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) SYSFS_ATTR_MAX + 8192), 0);
+        close(fd);
+        assert_int_equal(sysfs_read(root, "a/big", &s), -EFBIG);
+        assert_null(s);
+        fake_tree_free(root);
+}
+
 static void test_sysfs_read_write(void **state) {
         char *root = fake_tree_new();
         _cleanup_free_ char *s = NULL, *path = NULL, *content = NULL;
@@ -470,6 +498,7 @@ int main(void) {
                 cmocka_unit_test(test_format_u64),
                 cmocka_unit_test(test_sysfs_read_write),
                 cmocka_unit_test(test_sysfs_beneath),
+                cmocka_unit_test(test_sysfs_read_hostile),
                 cmocka_unit_test(test_sysfs_read_sizes),
                 cmocka_unit_test(test_sysfs_errors),
                 cmocka_unit_test(test_sysfs_write_readonly),

@@ -43,17 +43,24 @@ size_t fuzz_split(char *text, size_t size, char **parts, size_t *sizes, size_t m
         return n;
 }
 
-const char *fuzz_scratch_dir(void) {
-        static char dir[64];
+static char scratch[64];
 
-        if (!dir[0]) {
+static void remove_scratch(void) {
+        fuzz_clear_dir(scratch);
+        (void) rmdir(scratch);
+}
+
+const char *fuzz_scratch_dir(void) {
+        if (!scratch[0]) {
                 const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 
-                snprintf(dir, sizeof(dir), "%s/memonlined-fuzz-%ld", base, (long) getpid());
-                if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                snprintf(scratch, sizeof(scratch), "%s/memonlined-fuzz-%ld", base, (long) getpid());
+                if (mkdir(scratch, 0700) < 0 && errno != EEXIST)
                         fuzz_fail(__FILE__, __LINE__, "mkdir scratch dir");
+                /* Gone when the run ends; a crash leaves it, next to its finding. */
+                atexit(remove_scratch);
         }
-        return dir;
+        return scratch;
 }
 
 void fuzz_write_file(const char *dir, const char *name, const char *data, size_t size) {

@@ -843,17 +843,22 @@ int pmem_daxctl_conf_load(const char *dir, struct daxctl_conf *ret) {
         }
 
         for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *path = NULL, *label = NULL;
+                _cleanup_free_ char *path = NULL, *label = NULL, *shown = NULL;
 
                 if (r >= 0 && i == DAXCTL_CONF_FILES_MAX)
                         r = conf_ignore(&c, "%s: %d more files not read (at most %d)", dir, n - i,
                                         DAXCTL_CONF_FILES_MAX);
                 if (r >= 0 && i < DAXCTL_CONF_FILES_MAX) {
+                        size_t size = 4 * (strlen(dirbase) + strlen(names[i]->d_name)) + 2;
+
+                        /* The name goes into every message about the file: escaped once, here. */
                         if (asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0 ||
-                            asprintf(&label, "%s/%s", dirbase, names[i]->d_name) < 0)
+                            asprintf(&label, "%s/%s", dirbase, names[i]->d_name) < 0 || !(shown = malloc(size)))
                                 r = -ENOMEM;
-                        else
-                                r = conf_parse_file(path, label, &c);
+                        else {
+                                escape_text(shown, size, label);
+                                r = conf_parse_file(path, shown, &c);
+                        }
                 }
                 free(names[i]);
         }

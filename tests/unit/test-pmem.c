@@ -536,8 +536,9 @@ static void test_daxctl_conf_iniparser(void **state) {
         fake_write(c->root, "d/50-continued.conf",
                    "[reconfigure-device f]\nnvdimm.uuid = 55555555-5555-5555-\\\n5555-555555555555\n"
                    "mode = system-ram\n");
-        /* Text from the files is escaped where it is printed. */
+        /* Text from the files is escaped where it is printed, and so are their names in any message. */
         fake_write(c->root, "d/70-escape.conf", "[reconfigure-device \x1b[2Jx]\nmode = system-ram\n");
+        fake_write(c->root, "d/80-\x1b]0;name\x07.conf", "[reconfigure-device n]\nmode = system-ram\n");
         /* Not a regular file: daxctl's scandir() filter skips it, and we never open (or block on) it. */
         assert_true(asprintf(&fifo, "%s/60-fifo.conf", dir) > 0);
         assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -566,7 +567,9 @@ static void test_daxctl_conf_iniparser(void **state) {
         assert_non_null(cl);
         assert_string_equal(cl->section, "f");
         assert_int_equal(conf.n_claims, 3);
-        assert_int_equal(conf.n_ignored, 2);
+        assert_int_equal(conf.n_ignored, 3);
+        assert_string_equal(conf.ignored[2], "d/80-\\x1b]0;name\\x07.conf: [reconfigure-device n] has no nvdimm.uuid: "
+                            "daxctl never matches it");
         assert_string_equal(conf.ignored[0], "d/40-long.conf:4: line too long for iniparser (1023 bytes at most): "
                             "daxctl rejects the whole file");
         pmem_daxctl_conf_clear(&conf);

@@ -49,7 +49,7 @@ while IFS=$'\t' read -r name outcome regex; do
                         [ ${#as_reader[@]} -eq 0 ] || { runner=("${as_reader[@]}"); bin="$T/memonlined"; }
                 fi
         else
-                path="$corpus/$name"
+                path="$corpus/cases/$name"
         fi
         timeout 10 "${runner[@]}" "$bin" --check-config --config "$path" >"$T/out" 2>"$T/err"
         rc=$?

@@ -47,11 +47,18 @@ const char *block_state_to_string(enum block_state s) {
         return "unknown";
 }
 
-int block_id_from_name(const char *name, uint64_t *ret) {
-        /* Strict: "memory" then digits only, no sign or space. */
-        if (!name || !startswith(name, "memory") || !isdigit((unsigned char) name[6]))
+int block_phys_start(uint64_t id, uint64_t block_size, uint64_t *ret) {
+        if (block_size == 0)
                 return -EINVAL;
-        return parse_u64(name + 6, 10, ret);
+        /* (id + 1) * block_size must fit: the block's end is an address too. */
+        if (id >= UINT64_MAX / block_size)
+                return -ERANGE;
+        *ret = id * block_size;
+        return 0;
+}
+
+int block_id_from_name(const char *name, uint64_t *ret) {
+        return parse_prefixed_id(name, "memory", ret);
 }
 
 /*
@@ -92,7 +99,8 @@ static int block_read_node(const char *root, uint64_t id, int *ret_node) {
         r = sysfs_list_ids(root, rel, "node", &nodes, &n);
         if (r < 0)
                 return r;
-        *ret_node = n > 0 && nodes[0] <= INT32_MAX ? (int) nodes[0] : NODE_NONE;
+        /* Beyond NODE_ID_MAX is no node this daemon can plan for: unresolved. */
+        *ret_node = n > 0 && nodes[0] <= NODE_ID_MAX ? (int) nodes[0] : NODE_NONE;
         return 0;
 }
 
@@ -131,12 +139,15 @@ int block_read_known(const char *root, uint64_t block_size, uint64_t id, enum bl
         _cleanup_free_ char *zones = NULL;
         struct mem_block b = {
                 .id = id,
-                .phys_start = id * block_size,
                 .state = state,
                 .node = node,
                 .region = -1,
         };
         int r;
+
+        r = block_phys_start(id, block_size, &b.phys_start);
+        if (r < 0)
+                return r;
 
         /*
          * valid_zones of a block whose node is not set yet (the add is still

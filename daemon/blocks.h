@@ -54,12 +54,20 @@ const char *block_state_to_string(enum block_state s);
 /* VALID_* bits of a valid_zones string ("Normal Movable", "DMA32", "none", ...). */
 unsigned block_valid_zones_parse(const char *s);
 
+/*
+ * Where block id starts: id * block_size. -ERANGE when the block would end
+ * past 2^64 (a wrapped start could match a range rule), -EINVAL for a
+ * block_size of 0.
+ */
+int block_phys_start(uint64_t id, uint64_t block_size, uint64_t *ret);
+
 /* "memory123" -> 123. -EINVAL otherwise. */
 int block_id_from_name(const char *name, uint64_t *ret);
 
 /*
  * Read one block: state, valid_zones, node link. Missing node link leaves
- * node = NODE_NONE. -ENOENT if the block directory is gone.
+ * node = NODE_NONE. -ENOENT if the block directory is gone, -ERANGE as
+ * block_phys_start().
  */
 int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct mem_block *ret);
 

@@ -260,7 +260,8 @@ int main(int argc, char **argv) {
                         if (err.line > 0)
                                 fprintf(stderr, "%s:%u: %s\n", err.file, err.line, err.reason);
                         else
-                                fprintf(stderr, "%s: %s\n", c.config_path, err.reason[0] ? err.reason : strerror(-r));
+                                fprintf(stderr, "%s: %s\n", err.file[0] ? err.file : c.config_path,
+                                        err.reason[0] ? err.reason : strerror(-r));
                         return EXIT_CONFIG;
                 }
                 printf("%s: OK\n", c.config_path);

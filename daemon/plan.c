@@ -283,6 +283,9 @@ static int offline_in_order(const struct block_set *blocks, struct mem_block ***
                 return -ENOMEM;
         for (size_t i = 0; i < blocks->n; i++)
                 if (blocks->blocks[i].state == BLOCK_STATE_OFFLINE) {
+                        /* Node ids size the group slots below; the parsers never give more. */
+                        if (blocks->blocks[i].node > NODE_ID_MAX)
+                                return -ERANGE;
                         order[n++] = &blocks->blocks[i];
                         max_node = MAX(max_node, blocks->blocks[i].node);
                 }

@@ -60,6 +60,7 @@ struct plan {
 int plan_writer_cpus(const struct topology *t, const struct policy *p, int node, size_t n_blocks, unsigned max,
                      int *ret_cpus, int *ret_writer);
 
+/* -ERANGE if an offline block's node is beyond NODE_ID_MAX. */
 int plan_build(const struct block_set *blocks, const struct topology *t, const struct policy *p,
                struct plan **ret);
 void plan_free(struct plan *plan);

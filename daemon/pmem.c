@@ -6,7 +6,13 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <pthread.h>
 #include <daxctl/libdaxctl.h>
+#if HAVE_INIPARSER_INIPARSER_H
+#include <iniparser/iniparser.h>
+#else
+#include <iniparser.h>
+#endif
 #include "plan.h"
 #include "pmem.h"
 #include "report.h"
@@ -136,28 +142,23 @@ static int read_attr(const char *root, const char *dir, const char *attr, char *
 
 static int read_attr_u64(const char *root, const char *dir, const char *attr, int base, uint64_t *ret) {
         _cleanup_free_ char *v = NULL;
-        const char *p;
         int r;
 
         r = read_attr(root, dir, attr, &v);
         if (r < 0)
                 return r;
-        p = v;
-        if (base == 16 && (startswith(p, "0x") || startswith(p, "0X")))
-                p += 2;
-        return parse_u64(p, base, ret);
+        return parse_u64(v, base, ret);
 }
 
 /* A node attribute: "-1" or a missing file mean NODE_NONE. */
 static int read_attr_node(const char *root, const char *dir, const char *attr) {
         _cleanup_free_ char *v = NULL;
-        unsigned n;
+        int node;
 
-        if (read_attr(root, dir, attr, &v) < 0)
+        /* Past NODE_ID_MAX is no node either: it must not size anything downstream. */
+        if (read_attr(root, dir, attr, &v) < 0 || parse_node_id(v, &node) < 0)
                 return NODE_NONE;
-        if (parse_unsigned(v, &n) < 0 || n > INT_MAX)
-                return NODE_NONE;
-        return (int) n;
+        return node;
 }
 
 static enum pmem_mode mode_from_driver(const char *driver) {
@@ -564,10 +565,7 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
                 uint64_t start, end;
                 size_t lo = 0, hi = m;
 
-                if (b->id > UINT64_MAX / block_size)
-                        continue;
-                start = b->id * block_size;
-                if (start > UINT64_MAX - block_size)
+                if (block_phys_start(b->id, block_size, &start) < 0)
                         continue;
                 end = start + block_size;
 
@@ -602,6 +600,11 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
 }
 
 /* ---- daxctl.conf.d ---------------------------------------------------- */
+
+#define DAXCTL_SECTION "reconfigure-device"
+/* Bounds on what is read: daxctl's own files are a few lines each. */
+#define DAXCTL_CONF_MAX (1024 * 1024)
+#define DAXCTL_CONF_FILES_MAX 1024
 
 static void claim_done(struct daxctl_claim *c) {
         free(c->file);
@@ -646,7 +649,7 @@ static int conf_ignore(struct daxctl_conf *c, const char *fmt, ...) {
         return 0;
 }
 
-/* daxctl's reading of a boolean: the first letter decides; -1 when it is none of them. */
+/* daxctl's reading of a boolean (conf_string_to_bool): the first letter decides; -1 when it is none of them. */
 static int conf_bool(const char *s) {
         if (!s || !*s)
                 return -1;
@@ -657,185 +660,173 @@ static int conf_bool(const char *s) {
         return -1;
 }
 
-static void lowercase(char *s) {
-        for (; *s; s++)
-                *s = (char) tolower((unsigned char) *s);
-}
-
-/* A section being read: the claim plus its raw values. */
-struct pending {
-        bool active;
+/*
+ * iniparser reports errors through one process-wide callback, with no
+ * userdata: this thread's last one is kept here, and only its line and
+ * kind are used (the message would echo the file's text raw).
+ */
+struct ini_error {
         unsigned line;
-        char *section;
-        char *uuid, *mode, *online, *movable;
+        const char *what;
 };
+static _Thread_local struct ini_error ini_last_error;
 
-static void pending_done(struct pending *p) {
-        free(p->section);
-        free(p->uuid);
-        free(p->mode);
-        free(p->online);
-        free(p->movable);
-        *p = (struct pending) {};
+static int ini_error_capture(const char *fmt, ...) {
+        struct ini_error e = { .what = "cannot be parsed" };
+        va_list ap;
+
+        if (ini_last_error.what)
+                return 0;       /* the first error is the one to show */
+        va_start(ap, fmt);
+        /* The formats are the same in iniparser 4.1 and 4.2: "... in %s (%d)...". */
+        if (strstr(fmt, "%s (%d)")) {
+                int line;
+
+                (void) va_arg(ap, const char *);
+                line = va_arg(ap, int);
+                e.line = line > 0 ? (unsigned) line : 0;
+                e.what = strstr(fmt, "too long") ? "line too long for iniparser (1023 bytes at most)" :
+                                                   "syntax error";
+        } else if (strstr(fmt, "memory"))
+                e.what = "out of memory";
+        va_end(ap);
+        ini_last_error = e;
+        return 0;
 }
 
-static int pending_flush(struct pending *p, const char *label, struct daxctl_conf *c) {
+static void ini_error_setup(void) {
+        iniparser_set_error_callback(ini_error_capture);
+}
+
+/* Only a regular file of at most DAXCTL_CONF_MAX, opened without blocking; returns the fd. */
+static int open_conf_file(const char *path) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if (st.st_size > DAXCTL_CONF_MAX)
+                return -EFBIG;
+        return TAKE_FD(fd);
+}
+
+/* "reconfigure-device NAME" -> NAME, as daxctl matches it: the first word decides. */
+static const char *reconfigure_section(const char *secname) {
+        size_t n = strlen(DAXCTL_SECTION);
+
+        secname += strspn(secname, " \t\n\r");
+        if (strncmp(secname, DAXCTL_SECTION, n) != 0 || (secname[n] && !strchr(" \t\n\r", secname[n])))
+                return NULL;
+        return secname + n + strspn(secname + n, " \t\n\r");
+}
+
+static const char *section_value(dictionary *d, const char *secname, const char *key, char *buf, size_t size) {
+        if ((size_t) snprintf(buf, size, "%s:%s", secname, key) >= size)
+                return NULL;
+        return iniparser_getstring(d, buf, NULL);
+}
+
+/* One [reconfigure-device NAME] section: a claim, or a note on why daxctl never acts on it. */
+static int conf_section(dictionary *d, const char *secname, const char *label, struct daxctl_conf *c) {
         struct daxctl_claim claim = { .online = -1, .movable = -1 };
-        int r = 0;
+        const char *name = reconfigure_section(secname), *uuid, *mode, *online, *movable;
+        size_t keylen = strlen(secname) + 32;
+        _cleanup_free_ char *key = NULL;
 
-        if (!p->active)
+        if (!name)
                 return 0;
-        if (!p->uuid)
-                r = conf_ignore(c, "%s:%u: [reconfigure-device %s] has no nvdimm.uuid: daxctl never matches it",
-                                label, p->line, p->section);
-        else if (!p->mode || !(streq(p->mode, "system-ram") || streq(p->mode, "devdax")))
-                r = conf_ignore(c, "%s:%u: [reconfigure-device %s] mode = '%s' is not system-ram or devdax: "
-                                "daxctl fails on it", label, p->line, p->section, p->mode ?: "");
-        else {
-                bool upper = false;
+        key = malloc(keylen);
+        if (!key)
+                return -ENOMEM;
+        uuid = section_value(d, secname, "nvdimm.uuid", key, keylen);
+        if (!uuid)
+                return conf_ignore(c, "%s: [%s %s] has no nvdimm.uuid: daxctl never matches it", label,
+                                   DAXCTL_SECTION, name);
+        for (const char *u = uuid; *u; u++)
+                if (isupper((unsigned char) *u))
+                        return conf_ignore(c, "%s: [%s %s] nvdimm.uuid %s has upper-case letters: daxctl "
+                                           "compares it verbatim with the lower-case sysfs uuid and never matches",
+                                           label, DAXCTL_SECTION, name, uuid);
+        mode = section_value(d, secname, "mode", key, keylen);
+        if (!mode || !(streq(mode, "system-ram") || streq(mode, "devdax")))
+                return conf_ignore(c, "%s: [%s %s] mode = '%s' is not system-ram or devdax: daxctl fails on it",
+                                   label, DAXCTL_SECTION, name, mode ?: "");
+        online = section_value(d, secname, "online", key, keylen);
+        movable = section_value(d, secname, "movable", key, keylen);
 
-                for (const char *s = p->uuid; *s; s++)
-                        upper = upper || isupper((unsigned char) *s);
-                if (upper)
-                        r = conf_ignore(c, "%s:%u: [reconfigure-device %s] nvdimm.uuid %s has upper-case letters: "
-                                        "daxctl compares it verbatim with the lower-case sysfs uuid and never matches",
-                                        label, p->line, p->section, p->uuid);
-                else {
-                        claim.file = strdup(label);
-                        claim.line = p->line;
-                        claim.section = TAKE_PTR(p->section);
-                        claim.uuid = TAKE_PTR(p->uuid);
-                        claim.mode = TAKE_PTR(p->mode);
-                        claim.online = conf_bool(p->online);
-                        claim.movable = conf_bool(p->movable);
-                        if (!claim.file || GROW(c->claims, c->allocated_claims, c->n_claims + 1) < 0) {
-                                claim_done(&claim);
-                                r = -ENOMEM;
-                        } else
-                                c->claims[c->n_claims++] = claim;
-                }
+        claim.file = strdup(label);
+        claim.section = strdup(name);
+        claim.uuid = strdup(uuid);
+        claim.mode = strdup(mode);
+        claim.online = conf_bool(online);
+        claim.movable = conf_bool(movable);
+        if (!claim.file || !claim.section || !claim.uuid || !claim.mode ||
+            GROW(c->claims, c->allocated_claims, c->n_claims + 1) < 0) {
+                claim_done(&claim);
+                return -ENOMEM;
         }
-        pending_done(p);
-        return r;
+        c->claims[c->n_claims++] = claim;
+        return 0;
 }
 
-/* Take a value like iniparser does: "quoted" or 'quoted', else up to a ; or # comment. */
-static char *conf_value(char *v) {
-        size_t n;
-
-        v = strstrip(v);
-        n = strlen(v);
-        if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
-                v[n - 1] = '\0';
-                return v + 1;
-        }
-        v[strcspn(v, ";#")] = '\0';
-        return strstrip(v);
+static void dictionary_freep(dictionary **d) {
+        if (*d)
+                iniparser_freedict(*d);
 }
 
 /*
- * Parse one file with the rules of daxctl's iniparser: '#' and ';'
- * comments, [section], key = value, section names and keys
- * case-insensitive. Anything else is a syntax error, and iniparser then
- * rejects the whole file, so we ignore the whole file too.
+ * Parse one file with libiniparser, as daxctl does: a file iniparser
+ * rejects is rejected whole (daxctl fails on it), and noted with the line
+ * iniparser names.
  */
 static int conf_parse_file(const char *path, const char *label, struct daxctl_conf *c) {
-        _cleanup_(daxctl_conf_clearp) struct daxctl_conf file = {};
-        _cleanup_free_ char *text = NULL;
-        struct pending p = {};
-        unsigned lineno = 0;
-        char *line, *next;
-        int r;
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        _cleanup_(dictionary_freep) dictionary *d = NULL;
+        _cleanup_close_ int fd = -1;
+        char fd_path[64];
+        const char *load_path = path;
+        int n, r;
 
-        r = read_full_file(path, &text, NULL);
-        if (r < 0)
-                return conf_ignore(c, "%s: cannot read: %s", label, strerror(-r));
+        fd = open_conf_file(path);
+        if (fd < 0)
+                return conf_ignore(c, "%s: not read: %s", label,
+                                   fd == -EBADFD ? "not a regular file" :
+                                   fd == -EFBIG ? "larger than 1 MiB" : strerror(-fd));
+        /* iniparser opens by name: the name of the file just checked, where /proc has it. */
+        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+        if (access(fd_path, R_OK) == 0)
+                load_path = fd_path;
 
-        for (line = text; line; line = next) {
-                char *s, *eq, *key, *value;
-
-                lineno++;
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                s = strstrip(line);
-                if (!*s || *s == '#' || *s == ';')
-                        continue;
-                if (*s == '[') {
-                        char *end = strrchr(s, ']'), *name;
-
-                        if (!end || end[1] != '\0') {
-                                r = conf_ignore(c, "%s:%u: unterminated section header: daxctl rejects the whole file",
-                                                label, lineno);
-                                goto out;
-                        }
-                        r = pending_flush(&p, label, &file);
-                        if (r < 0)
-                                goto out;
-                        *end = '\0';
-                        name = strstrip(s + 1);
-                        lowercase(name);
-                        if (startswith(name, "reconfigure-device") &&
-                            (name[18] == '\0' || isspace((unsigned char) name[18]))) {
-                                p.active = true;
-                                p.line = lineno;
-                                p.section = strdup(strstrip(name + 18));
-                                if (!p.section) {
-                                        r = -ENOMEM;
-                                        goto out;
-                                }
-                        }
-                        continue;
-                }
-                eq = strchr(s, '=');
-                if (!eq || eq == s) {
-                        r = conf_ignore(c, "%s:%u: expected 'key = value': daxctl rejects the whole file",
-                                        label, lineno);
-                        goto out;
-                }
-                *eq = '\0';
-                key = strstrip(s);
-                if (!*key) {
-                        r = conf_ignore(c, "%s:%u: empty key: daxctl rejects the whole file", label, lineno);
-                        goto out;
-                }
-                lowercase(key);
-                value = conf_value(eq + 1);
-                if (!p.active)
-                        continue;
-
-                char **slot = streq(key, "nvdimm.uuid") ? &p.uuid :
-                              streq(key, "mode") ? &p.mode :
-                              streq(key, "online") ? &p.online :
-                              streq(key, "movable") ? &p.movable : NULL;
-                if (slot && set_string(slot, value) < 0) {
-                        r = -ENOMEM;
-                        goto out;
-                }
+        (void) pthread_once(&once, ini_error_setup);
+        ini_last_error = (struct ini_error) {};
+        errno = 0;
+        d = iniparser_load(load_path);
+        if (!d) {
+                if (errno == ENOMEM || (ini_last_error.what && streq(ini_last_error.what, "out of memory")))
+                        return -ENOMEM;
+                if (ini_last_error.line > 0)
+                        return conf_ignore(c, "%s:%u: %s: daxctl rejects the whole file", label,
+                                           ini_last_error.line, ini_last_error.what);
+                return conf_ignore(c, "%s: %s: daxctl rejects the whole file", label,
+                                   ini_last_error.what ?: "cannot be parsed");
         }
-        r = pending_flush(&p, label, &file);
-        if (r < 0)
-                goto out;
 
-        /* The file is good: its claims and notes count. */
-        for (size_t i = 0; i < file.n_claims; i++) {
-                if (GROW(c->claims, c->allocated_claims, c->n_claims + 1) < 0) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                c->claims[c->n_claims++] = file.claims[i];
-                file.claims[i] = (struct daxctl_claim) {};
+        n = iniparser_getnsec(d);
+        for (int i = 0; i < n; i++) {
+                const char *secname = iniparser_getsecname(d, i);
+
+                if (!secname)
+                        continue;
+                r = conf_section(d, secname, label, c);
+                if (r < 0)
+                        return r;
         }
-        for (size_t i = 0; i < file.n_ignored; i++) {
-                if (GROW(c->ignored, c->allocated_ignored, c->n_ignored + 1) < 0) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                c->ignored[c->n_ignored++] = TAKE_PTR(file.ignored[i]);
-        }
-out:
-        pending_done(&p);
-        return r;
+        return 0;
 }
 
 /* daxctl takes regular files named *.conf (not ".conf" itself), in alphabetical order. */
@@ -864,14 +855,22 @@ int pmem_daxctl_conf_load(const char *dir, struct daxctl_conf *ret) {
         }
 
         for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *path = NULL, *label = NULL;
+                _cleanup_free_ char *path = NULL, *label = NULL, *shown = NULL;
 
-                if (r >= 0) {
+                if (r >= 0 && i == DAXCTL_CONF_FILES_MAX)
+                        r = conf_ignore(&c, "%s: %d more files not read (at most %d)", dir, n - i,
+                                        DAXCTL_CONF_FILES_MAX);
+                if (r >= 0 && i < DAXCTL_CONF_FILES_MAX) {
+                        size_t size = 4 * (strlen(dirbase) + strlen(names[i]->d_name)) + 2;
+
+                        /* The name goes into every message about the file: escaped once, here. */
                         if (asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0 ||
-                            asprintf(&label, "%s/%s", dirbase, names[i]->d_name) < 0)
+                            asprintf(&label, "%s/%s", dirbase, names[i]->d_name) < 0 || !(shown = malloc(size)))
                                 r = -ENOMEM;
-                        else
-                                r = conf_parse_file(path, label, &c);
+                        else {
+                                escape_text(shown, size, label);
+                                r = conf_parse_file(path, shown, &c);
+                        }
                 }
                 free(names[i]);
         }
@@ -1058,11 +1057,16 @@ int pmem_decide(const struct pmem_device *dev, const struct policy *p, const cha
         return pmem_decide_conf(dev, p, daxctl_confdir ? &conf : NULL, ret);
 }
 
-/* The reason goes in double quotes: keep it one parseable token. */
+/* The reason goes in double quotes: keep it one parseable token, with the files' text escaped. */
 static void fprint_quoted(FILE *out, const char *s) {
+        size_t size = 4 * strlen(s) + 1;
+        _cleanup_free_ char *buf = malloc(size);
+
+        if (buf)
+                escape_text(buf, size, s);
         fputc('"', out);
-        for (; *s; s++)
-                fputc(*s == '"' ? '\'' : (*s == '\n' ? ' ' : *s), out);
+        for (const char *c = buf ?: ""; *c; c++)
+                fputc(*c == '"' ? '\'' : *c, out);
         fputc('"', out);
 }
 
@@ -1170,11 +1174,15 @@ static const char *bind_hint(int error) {
         }
 }
 
-/* libdaxctl acts on the real /sys only: a test tree under --sysfs-root must never reach it. */
-static bool sysfs_is_real(const char *sysfs_root) {
-        _cleanup_free_ char *canon = realpath(sysfs_root, NULL);
+/* Is root the /sys libdaxctl works on (the same directory, however named)? 1, 0, or -errno. */
+static int is_real_sys(const char *root) {
+        struct stat a, b;
 
-        return canon && streq(canon, "/sys");
+        if (stat(root, &a) < 0)
+                return -errno;
+        if (stat("/sys", &b) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret) {
@@ -1195,9 +1203,19 @@ int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert
                 r = convert_fail(&res, NULL, -EINVAL, "'%s' is not a dax device name (daxR.N)", device ?: "");
                 goto out;
         }
-        if (!sysfs_root || !sysfs_is_real(sysfs_root)) {
-                r = convert_fail(&res, NULL, -EOPNOTSUPP, "conversion works on the real /sys only, not under %s",
-                                 sysfs_root ?: "(none)");
+        if (!sysfs_root) {
+                r = convert_fail(&res, NULL, -EINVAL, "%s: no sysfs root given", device);
+                goto out;
+        }
+        r = is_real_sys(sysfs_root);
+        if (r < 0) {
+                r = convert_fail(&res, NULL, r, "%s: cannot check the sysfs root %s: %s", device, sysfs_root,
+                                 strerror(-r));
+                goto out;
+        }
+        if (r == 0) {
+                r = convert_fail(&res, NULL, -EXDEV, "%s: not converting: libdaxctl acts on only the real /sys, "
+                                 "and the sysfs root is %s", device, sysfs_root);
                 goto out;
         }
 

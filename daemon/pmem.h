@@ -97,7 +97,6 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
  */
 struct daxctl_claim {
         char *file;                     /* "daxctl.conf.d/NAME.conf" for messages */
-        unsigned line;                  /* line of the section header */
         char *section;                  /* NAME */
         char *uuid;                     /* nvdimm.uuid */
         char *mode;                     /* "system-ram" or "devdax" */
@@ -113,9 +112,12 @@ struct daxctl_conf {
 };
 
 /*
- * Load every regular *.conf file in dir, as daxctl does. A missing dir is
- * an empty config. Malformed files and incomplete sections never fail the
- * load: they are left out and explained in ret->ignored. Replaces *ret.
+ * Load every regular *.conf file in dir with libiniparser, the parser
+ * daxctl uses, so the files read the same to both. A missing dir is an
+ * empty config. Files iniparser rejects (daxctl then fails) and sections
+ * daxctl would never act on never fail the load: they are left out and
+ * explained in ret->ignored. Only regular files of at most 1 MiB are read.
+ * Replaces *ret.
  */
 int pmem_daxctl_conf_load(const char *dir, struct daxctl_conf *ret);
 void pmem_daxctl_conf_clear(struct daxctl_conf *c);
@@ -182,10 +184,11 @@ struct pmem_convert_result {
  * --mode=system-ram --no-online`: refuse when auto_online_blocks is not
  * "offline", unbind device_dax, bind kmem, verify system-ram. Unlike the
  * usual rule, *ret is filled on failure too: it is the failure report.
+ * libdaxctl only acts on the real /sys, so a sysfs_root that is not /sys
+ * (a test tree) is refused with -EXDEV before libdaxctl runs.
  * Returns 0, or -ENOENT (no such device), -EBUSY (kernel auto-online is
  * on, or the device/range is busy), -EINVAL (not convertible: wrong mode,
- * size 0), -EOPNOTSUPP (old dax class model, or sysfs_root is not the
- * real /sys: libdaxctl knows no other), or another -errno.
+ * size 0), -EOPNOTSUPP (old dax class model), -EXDEV, or another -errno.
  */
 int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret);
 

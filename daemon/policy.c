@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The INI policy. inih splits "key = value"; we feed it one line at a
- * time through our own reader so we know the line number of every key,
- * see every section header (inih does not report empty sections) and can
- * strip '#' comments and leading blanks (which inih would otherwise take
- * for a continuation line).
+ * The INI policy, read line by line by its own small reader: it knows the
+ * line of every key, sees every section header (empty ones too), strips
+ * '#' and ';' comments and leading blanks, and has no line length limit
+ * (inih's is 200 bytes, too short for a banned_cpus list of a big
+ * machine). Only the whole file is bounded: POLICY_FILE_MAX.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -14,14 +14,13 @@
 #include <stddef.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <ini.h>
 #include "cpuset.h"
 #include "policy.h"
 #include "util.h"
 
+/* All files together, the main one and its drop-ins. */
 #define POLICY_FILE_MAX (1024 * 1024)
-/* The kernel's MAX_NUMNODES is at most 1 << 10. */
-#define POLICY_NODE_MAX 1023
+#define POLICY_DROPINS_MAX 256
 /* No architecture has memory blocks smaller than this. */
 #define POLICY_RANGE_ALIGN (UINT64_C(1) << 20)
 
@@ -53,6 +52,9 @@ int zone_from_string(const char *s, enum zone *ret) {
 
 static void policy_free(struct policy *p) {
         free(p->path);
+        for (size_t i = 0; i < p->n_files; i++)
+                free(p->files[i]);
+        free(p->files);
         cpuset_freep(&p->banned_cpus);
         free(p->nodes);
         free(p->ranges);
@@ -152,37 +154,77 @@ enum section {
         SECTION_EXCLUDE,
 };
 
+/* Where a key was set: file by its place in the reading order, for "which came later". */
+struct where {
+        const char *file;
+        unsigned file_index, line;
+};
+
 struct parser {
+        /* The file being read. */
+        const char *file;               /* as errors name it */
+        unsigned file_index;            /* 0 for the main file, then the drop-ins in order */
         const char *data;
         size_t size, pos;
         unsigned line;
-        char *linebuf;
-        size_t linebuf_allocated;
 
         struct policy *p;
-        size_t nodes_allocated, ranges_allocated, devices_allocated, exclusions_allocated;
+        size_t nodes_allocated, ranges_allocated, devices_allocated, exclusions_allocated, files_allocated;
         enum section section;
+        size_t rule;                    /* the current [node], [range] or [device] rule */
 
-        /* Lines of keys checked against each other once the file is read. */
-        unsigned line_settle, line_max_wait, line_backoff, line_backoff_max;
+        /* Keys checked against each other once all is read. */
+        struct where at_settle, at_max_wait, at_backoff, at_backoff_max;
 
         int error;                      /* first error, -errno */
+        const char *error_file;
         unsigned error_line;
         char reason[sizeof(((struct policy_error *) NULL)->reason)];
 };
 
+static struct where where_now(const struct parser *ps) {
+        return (struct where) { ps->file, ps->file_index, ps->line };
+}
+
+/* The later of two places, where a conflict between them is best shown. */
+static struct where later(struct where a, struct where b) {
+        if (a.file_index != b.file_index)
+                return a.file_index > b.file_index ? a : b;
+        return a.line > b.line ? a : b;
+}
+
+_printf_(4, 0)
+static int vfail_at(struct parser *ps, const char *file, unsigned line, const char *fmt, va_list ap) {
+        if (ps->error < 0)
+                return ps->error;
+        vsnprintf(ps->reason, sizeof(ps->reason), fmt, ap);
+        ps->error = -EINVAL;
+        ps->error_file = file;
+        ps->error_line = line;
+        return -EINVAL;
+}
+
+_printf_(4, 5)
+static int fail_at(struct parser *ps, const char *file, unsigned line, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vfail_at(ps, file, line, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* An error at a line of the file being read. */
 _printf_(3, 4)
 static int fail(struct parser *ps, unsigned line, const char *fmt, ...) {
         va_list ap;
+        int r;
 
-        if (ps->error < 0)
-                return ps->error;
         va_start(ap, fmt);
-        vsnprintf(ps->reason, sizeof(ps->reason), fmt, ap);
+        r = vfail_at(ps, ps->file, line, fmt, ap);
         va_end(ap);
-        ps->error = -EINVAL;
-        ps->error_line = line;
-        return -EINVAL;
+        return r;
 }
 
 static int fail_oom(struct parser *ps) {
@@ -190,12 +232,9 @@ static int fail_oom(struct parser *ps) {
                 return ps->error;
         snprintf(ps->reason, sizeof(ps->reason), "out of memory");
         ps->error = -ENOMEM;
+        ps->error_file = ps->file;
         ps->error_line = ps->line;
         return -ENOMEM;
-}
-
-static unsigned max_line(unsigned a, unsigned b) {
-        return a > b ? a : b;
 }
 
 /* Decimal only: a leading 0 is not octal, and "30ms" is an error. */
@@ -228,25 +267,12 @@ static int parse_zone_key(struct parser *ps, const char *key, const char *value,
         return 0;
 }
 
-static int parse_node_id(const char *s, int *ret) {
-        unsigned v;
-        int r;
-
-        r = parse_unsigned(s, &v);
-        if (r < 0)
-                return r;
-        if (v > POLICY_NODE_MAX)
-                return -ERANGE;
-        *ret = (int) v;
-        return 0;
-}
-
 static int parse_node_key(struct parser *ps, const char *key, const char *value, int *ret) {
         int r;
 
         r = parse_node_id(value, ret);
         if (r == -ERANGE)
-                return fail(ps, ps->line, "%s = %s is out of range (0..%d)", key, value, POLICY_NODE_MAX);
+                return fail(ps, ps->line, "%s = %s is out of range (0..%d)", key, value, NODE_ID_MAX);
         if (r < 0)
                 return fail(ps, ps->line, "%s: expected a NUMA node number, got \"%s\"", key, value);
         return 0;
@@ -305,8 +331,9 @@ static int parse_size(const char *s, uint64_t *ret) {
         num = strndup(s, shift ? len - 1 : len);
         if (!num)
                 return -ENOMEM;
-        if (num[0] == '0' && (num[1] == 'x' || num[1] == 'X'))
-                r = parse_u64(num + 2, 16, &v);
+        /* parse_u64() takes the one 0x itself: "0x0x10" stays an error. */
+        if (startswith(num, "0x") || startswith(num, "0X"))
+                r = parse_u64(num, 16, &v);
         else
                 r = parse_u64(num, 10, &v);
         if (r < 0)
@@ -433,14 +460,14 @@ static int parse_dax_key(struct parser *ps, const char *key, const char *value, 
 static int section_finish(struct parser *ps) {
         switch (ps->section) {
         case SECTION_NODE: {
-                const struct node_rule *n = &ps->p->nodes[ps->p->n_nodes - 1];
+                const struct node_rule *n = &ps->p->nodes[ps->rule];
 
                 if (n->zone == ZONE_UNSET && !n->has_workers)
                         return fail(ps, n->line, "[node %d] sets neither zone nor workers", n->node);
                 break;
         }
         case SECTION_RANGE: {
-                const struct range_rule *rr = &ps->p->ranges[ps->p->n_ranges - 1];
+                const struct range_rule *rr = &ps->p->ranges[ps->rule];
 
                 if (rr->zone == ZONE_UNSET)
                         return fail(ps, rr->line, "[range 0x%" PRIx64 "-0x%" PRIx64 "] has no zone key",
@@ -448,7 +475,7 @@ static int section_finish(struct parser *ps) {
                 break;
         }
         case SECTION_DEVICE: {
-                const struct device_rule *d = &ps->p->devices[ps->p->n_devices - 1];
+                const struct device_rule *d = &ps->p->devices[ps->rule];
 
                 if (d->zone == ZONE_UNSET && d->convert < 0)
                         return fail(ps, d->line, "[device %s] sets neither zone nor convert", d->name);
@@ -460,27 +487,45 @@ static int section_finish(struct parser *ps) {
         return 0;
 }
 
+/*
+ * A rule section seen before. From an earlier file it is reopened, and its
+ * keys go on from there: true. In the same file it is a duplicate: false.
+ */
+static bool reopen_rule(struct parser *ps, size_t i, const char **file, unsigned *line) {
+        if (*file == ps->file)
+                return false;
+        *file = ps->file;
+        *line = ps->line;
+        ps->rule = i;
+        return true;
+}
+
 static int section_node(struct parser *ps, const char *arg) {
         struct policy *p = ps->p;
         int node, r;
 
         r = parse_node_id(arg, &node);
         if (r == -ERANGE)
-                return fail(ps, ps->line, "[node %s]: node number is out of range (0..%d)", arg, POLICY_NODE_MAX);
+                return fail(ps, ps->line, "[node %s]: node number is out of range (0..%d)", arg, NODE_ID_MAX);
         if (r < 0)
                 return fail(ps, ps->line, "[node %s]: expected a NUMA node number, like [node 2]", arg);
+        ps->section = SECTION_NODE;
         for (size_t i = 0; i < p->n_nodes; i++)
-                if (p->nodes[i].node == node)
+                if (p->nodes[i].node == node) {
+                        if (reopen_rule(ps, i, &p->nodes[i].file, &p->nodes[i].line))
+                                return 0;
                         return fail(ps, ps->line, "duplicate section [node %d], first at line %u",
                                     node, p->nodes[i].line);
+                }
         if (GROW(p->nodes, ps->nodes_allocated, p->n_nodes + 1) < 0)
                 return fail_oom(ps);
+        ps->rule = p->n_nodes;
         p->nodes[p->n_nodes++] = (struct node_rule) {
                 .node = node,
                 .zone = ZONE_UNSET,
+                .file = ps->file,
                 .line = ps->line,
         };
-        ps->section = SECTION_NODE;
         return 0;
 }
 
@@ -492,23 +537,32 @@ static int section_range(struct parser *ps, const char *arg) {
         r = parse_range(ps, "range", arg, &start, &end);
         if (r < 0)
                 return r;
+        ps->section = SECTION_RANGE;
         for (size_t i = 0; i < p->n_ranges; i++) {
-                const struct range_rule *o = &p->ranges[i];
+                struct range_rule *o = &p->ranges[i];
 
-                if (start < o->end && o->start < end)
+                if (start == o->start && end == o->end && reopen_rule(ps, i, &o->file, &o->line))
+                        return 0;
+                if (start < o->end && o->start < end) {
+                        if (o->file == ps->file)
+                                return fail(ps, ps->line,
+                                            "[range %s] overlaps [range 0x%" PRIx64 "-0x%" PRIx64 "] at line %u",
+                                            arg, o->start, o->end - 1, o->line);
                         return fail(ps, ps->line,
-                                    "[range %s] overlaps [range 0x%" PRIx64 "-0x%" PRIx64 "] at line %u",
-                                    arg, o->start, o->end - 1, o->line);
+                                    "[range %s] overlaps [range 0x%" PRIx64 "-0x%" PRIx64 "] at %s:%u",
+                                    arg, o->start, o->end - 1, o->file, o->line);
+                }
         }
         if (GROW(p->ranges, ps->ranges_allocated, p->n_ranges + 1) < 0)
                 return fail_oom(ps);
+        ps->rule = p->n_ranges;
         p->ranges[p->n_ranges++] = (struct range_rule) {
                 .start = start,
                 .end = end,
                 .zone = ZONE_UNSET,
+                .file = ps->file,
                 .line = ps->line,
         };
-        ps->section = SECTION_RANGE;
         return 0;
 }
 
@@ -516,24 +570,29 @@ static int section_device(struct parser *ps, const char *arg) {
         struct policy *p = ps->p;
         char *name;
 
+        ps->section = SECTION_DEVICE;
         for (size_t i = 0; i < p->n_devices; i++)
-                if (streq(p->devices[i].name, arg))
+                if (streq(p->devices[i].name, arg)) {
+                        if (reopen_rule(ps, i, &p->devices[i].file, &p->devices[i].line))
+                                return 0;
                         return fail(ps, ps->line, "duplicate section [device %s], first at line %u",
                                     arg, p->devices[i].line);
+                }
         if (GROW(p->devices, ps->devices_allocated, p->n_devices + 1) < 0)
                 return fail_oom(ps);
         name = strdup(arg);
         if (!name)
                 return fail_oom(ps);
+        ps->rule = p->n_devices;
         p->devices[p->n_devices++] = (struct device_rule) {
                 .name = name,
                 .region = -1,
                 .target_node = -1,
                 .zone = ZONE_UNSET,
                 .convert = -1,
+                .file = ps->file,
                 .line = ps->line,
         };
-        ps->section = SECTION_DEVICE;
         return 0;
 }
 
@@ -642,13 +701,13 @@ static int key_daemon(struct parser *ps, const char *key, const char *value) {
                 if (r < 0)
                         return r;
                 if (k->offset == offsetof(struct policy, settle_ms))
-                        ps->line_settle = ps->line;
+                        ps->at_settle = where_now(ps);
                 else if (k->offset == offsetof(struct policy, max_wait_ms))
-                        ps->line_max_wait = ps->line;
+                        ps->at_max_wait = where_now(ps);
                 else if (k->offset == offsetof(struct policy, retry_backoff_ms))
-                        ps->line_backoff = ps->line;
+                        ps->at_backoff = where_now(ps);
                 else if (k->offset == offsetof(struct policy, retry_backoff_max_ms))
-                        ps->line_backoff_max = ps->line;
+                        ps->at_backoff_max = where_now(ps);
                 return 0;
         }
         if (strcasecmp(key, "workers") == 0)
@@ -706,7 +765,7 @@ static int key_pmem(struct parser *ps, const char *key, const char *value) {
 }
 
 static int key_node(struct parser *ps, const char *key, const char *value) {
-        struct node_rule *n = &ps->p->nodes[ps->p->n_nodes - 1];
+        struct node_rule *n = &ps->p->nodes[ps->rule];
         int r;
 
         if (strcasecmp(key, "zone") == 0)
@@ -722,7 +781,7 @@ static int key_node(struct parser *ps, const char *key, const char *value) {
 }
 
 static int key_range(struct parser *ps, const char *key, const char *value) {
-        struct range_rule *rr = &ps->p->ranges[ps->p->n_ranges - 1];
+        struct range_rule *rr = &ps->p->ranges[ps->rule];
 
         if (strcasecmp(key, "zone") == 0)
                 return parse_zone_key(ps, "zone", value, &rr->zone);
@@ -731,7 +790,7 @@ static int key_range(struct parser *ps, const char *key, const char *value) {
 }
 
 static int key_device(struct parser *ps, const char *key, const char *value) {
-        struct device_rule *d = &ps->p->devices[ps->p->n_devices - 1];
+        struct device_rule *d = &ps->p->devices[ps->rule];
         bool b;
         int r;
 
@@ -783,7 +842,7 @@ static int key_device(struct parser *ps, const char *key, const char *value) {
 
 static int key_exclude(struct parser *ps, const char *key, const char *value) {
         struct policy *p = ps->p;
-        struct exclusion e = { .line = ps->line };
+        struct exclusion e = { .file = ps->file, .line = ps->line };
         int r;
 
         if (strcasecmp(key, "node") == 0) {
@@ -821,44 +880,27 @@ static int key_exclude(struct parser *ps, const char *key, const char *value) {
         return 0;
 }
 
-static int handler(void *userdata, const char *section, const char *name, const char *value) {
-        struct parser *ps = userdata;
-        int r;
-
-        (void) section;         /* we track sections ourselves, see reader() */
-        if (ps->error < 0)
-                return 0;
-
+static int key_value(struct parser *ps, const char *name, const char *value) {
         switch (ps->section) {
         case SECTION_NONE:
-                r = fail(ps, ps->line, "key \"%s\" outside of any section", name);
-                break;
+                return fail(ps, ps->line, "key \"%s\" outside of any section", name);
         case SECTION_DAEMON:
-                r = key_daemon(ps, name, value);
-                break;
+                return key_daemon(ps, name, value);
         case SECTION_ZONES:
-                r = key_zones(ps, name, value);
-                break;
+                return key_zones(ps, name, value);
         case SECTION_PMEM:
-                r = key_pmem(ps, name, value);
-                break;
+                return key_pmem(ps, name, value);
         case SECTION_NODE:
-                r = key_node(ps, name, value);
-                break;
+                return key_node(ps, name, value);
         case SECTION_RANGE:
-                r = key_range(ps, name, value);
-                break;
+                return key_range(ps, name, value);
         case SECTION_DEVICE:
-                r = key_device(ps, name, value);
-                break;
+                return key_device(ps, name, value);
         case SECTION_EXCLUDE:
-                r = key_exclude(ps, name, value);
-                break;
+                return key_exclude(ps, name, value);
         default:
-                r = fail(ps, ps->line, "internal error: bad section state");
-                break;
+                return fail(ps, ps->line, "internal error: bad section state");
         }
-        return r < 0 ? 0 : 1;
 }
 
 /* Cut a '#' or ';' comment that starts a line or follows a blank. */
@@ -870,100 +912,148 @@ static void strip_comment(char *s) {
                 }
 }
 
-/*
- * inih's reader: hands out exactly one line per call, so ps->line is the
- * line of whatever inih passes to handler() next. Section headers are
- * consumed here and replaced by empty lines. NULL ends the parse.
- */
-static char *reader(char *buf, int num, void *userdata) {
-        struct parser *ps = userdata;
-        const char *start, *nl;
-        size_t len;
-        char *s;
+/* One line, NUL-terminated, comments not yet cut. */
+static int parse_line(struct parser *ps, char *s) {
+        char *sep, *key, *value;
 
-        if (ps->error < 0 || ps->pos >= ps->size || num < 3)
-                return NULL;
-
-        start = ps->data + ps->pos;
-        nl = memchr(start, '\n', ps->size - ps->pos);
-        len = nl ? (size_t) (nl - start) : ps->size - ps->pos;
-        ps->pos += len + (nl ? 1 : 0);
-        ps->line++;
-
-        if (GROW(ps->linebuf, ps->linebuf_allocated, len + 1) < 0) {
-                fail_oom(ps);
-                return NULL;
-        }
-        memcpy(ps->linebuf, start, len);
-        ps->linebuf[len] = '\0';
-        s = ps->linebuf;
         if (ps->line == 1 && startswith(s, "\xEF\xBB\xBF"))
                 s += 3;
         strip_comment(s);
         s = strstrip(s);
+        if (*s == '\0')
+                return 0;
+        if (*s == '[')
+                return section_begin(ps, s);
+        /* "key = value" or "key: value": the first of the two splits. */
+        sep = strpbrk(s, "=:");
+        if (!sep || sep == s)
+                return fail(ps, ps->line, "expected \"key = value\" or a [section], got \"%s\"", s);
+        *sep = '\0';
+        key = strstrip(s);
+        value = strstrip(sep + 1);
+        return key_value(ps, key, value);
+}
 
-        if (*s == '\0') {
-                strcpy(buf, "\n");
-                return buf;
+/* The text of one file, ps->file and ps->data set. Stops at the first error. */
+static int parse_text(struct parser *ps) {
+        _cleanup_free_ char *copy = NULL;
+        char *line, *next;
+
+        copy = malloc(ps->size + 1);
+        if (!copy)
+                return fail_oom(ps);
+        memcpy(copy, ps->data, ps->size);
+        copy[ps->size] = '\0';
+        ps->section = SECTION_NONE;
+        ps->line = 0;
+        for (line = copy; line && ps->error == 0; line = next) {
+                next = memchr(line, '\n', (size_t) (copy + ps->size - line));
+                if (next)
+                        *next++ = '\0';
+                ps->line++;
+                (void) parse_line(ps, line);
+                if (next == copy + ps->size)
+                        break;          /* the final newline starts no line */
         }
-        if (*s == '[') {
-                if (section_begin(ps, s) < 0)
-                        return NULL;
-                strcpy(buf, "\n");
-                return buf;
-        }
-        if (!strpbrk(s, "=:")) {
-                fail(ps, ps->line, "expected \"key = value\" or a [section], got \"%s\"", s);
-                return NULL;
-        }
-        len = strlen(s);
-        if (len > (size_t) num - 2) {
-                fail(ps, ps->line, "line is too long (more than %d characters without comments)", num - 2);
-                return NULL;
-        }
-        memcpy(buf, s, len);
-        memcpy(buf + len, "\n", 2);
-        return buf;
+        if (ps->error == 0)
+                (void) section_finish(ps);
+        return ps->error;
 }
 
 static int check_policy(struct parser *ps) {
         const struct policy *p = ps->p;
+        struct where w;
 
-        if (p->max_wait_ms < p->settle_ms)
-                return fail(ps, max_line(ps->line_settle, ps->line_max_wait),
-                            "max_wait_ms = %u is shorter than settle_ms = %u",
-                            p->max_wait_ms, p->settle_ms);
-        if (p->retry_backoff_max_ms < p->retry_backoff_ms)
-                return fail(ps, max_line(ps->line_backoff, ps->line_backoff_max),
-                            "retry_backoff_max_ms = %u is shorter than retry_backoff_ms = %u",
-                            p->retry_backoff_max_ms, p->retry_backoff_ms);
+        if (p->max_wait_ms < p->settle_ms) {
+                w = later(ps->at_settle, ps->at_max_wait);
+                return fail_at(ps, w.file, w.line, "max_wait_ms = %u is shorter than settle_ms = %u",
+                               p->max_wait_ms, p->settle_ms);
+        }
+        if (p->retry_backoff_max_ms < p->retry_backoff_ms) {
+                w = later(ps->at_backoff, ps->at_backoff_max);
+                return fail_at(ps, w.file, w.line, "retry_backoff_max_ms = %u is shorter than retry_backoff_ms = %u",
+                               p->retry_backoff_max_ms, p->retry_backoff_ms);
+        }
         return 0;
 }
 
-/* Whole file, at most POLICY_FILE_MAX bytes. */
-static int read_config(const char *path, char **ret, size_t *ret_size, char *reason, size_t reason_size) {
+static int too_big(size_t max, char *reason, size_t reason_size) {
+        if (max < POLICY_FILE_MAX)
+                snprintf(reason, reason_size, "makes all files together larger than %d bytes (1 MiB)",
+                         POLICY_FILE_MAX);
+        else
+                snprintf(reason, reason_size, "is larger than %d bytes (1 MiB)", POLICY_FILE_MAX);
+        return -EFBIG;
+}
+
+static const char *file_kind(mode_t mode) {
+        switch (mode & S_IFMT) {
+        case S_IFDIR:
+                return "a directory";
+        case S_IFIFO:
+                return "a FIFO";
+        case S_IFCHR:
+                return "a character device";
+        case S_IFBLK:
+                return "a block device";
+        case S_IFSOCK:
+                return "a socket";
+        default:
+                return "not a regular file";
+        }
+}
+
+/*
+ * The whole file, at most POLICY_FILE_MAX bytes. Only a regular file: a
+ * FIFO would block the reader (and the event loop with it on reload),
+ * and opening a device can do things (a watchdog starts counting). So
+ * stat() first and open only a regular file, without blocking, and check
+ * it is still that file.
+ */
+static int read_config(const char *path, size_t max, char **ret, size_t *ret_size, char *reason, size_t reason_size) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
-        size_t size = 0, allocated = 0;
+        struct stat st, fst;
+        size_t size = 0;
+        int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                int r = -errno;
-
+        if (stat(path, &st) < 0) {
+                r = -errno;
+                if (r == -ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+                        snprintf(reason, reason_size, "is a dangling symbolic link");
+                        return -ENOLINK;
+                }
                 snprintf(reason, reason_size, "cannot open: %s", strerror(-r));
                 return r;
         }
-        for (;;) {
-                ssize_t n;
+        if (!S_ISREG(st.st_mode)) {
+                snprintf(reason, reason_size, S_ISDIR(st.st_mode) ? "is %s" : "is %s, not a regular file",
+                         file_kind(st.st_mode));
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        }
+        if ((uint64_t) st.st_size > max)
+                return too_big(max, reason, reason_size);
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                r = -errno;
+                snprintf(reason, reason_size, "cannot open: %s", strerror(-r));
+                return r;
+        }
+        if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino || !S_ISREG(fst.st_mode)) {
+                snprintf(reason, reason_size, "was replaced while being opened");
+                return -EAGAIN;
+        }
+        /* One byte more than allowed shows a file that grew meanwhile. */
+        buf = malloc((size_t) st.st_size + 2);
+        if (!buf) {
+                snprintf(reason, reason_size, "out of memory");
+                return -ENOMEM;
+        }
+        while (size <= (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + size, (size_t) st.st_size + 1 - size);
 
-                if (GROW(buf, allocated, size + 64 * 1024 + 1) < 0) {
-                        snprintf(reason, reason_size, "out of memory");
-                        return -ENOMEM;
-                }
-                n = read(fd, buf + size, allocated - size - 1);
                 if (n < 0) {
-                        int r = -errno;
-
+                        r = -errno;
                         if (r == -EINTR)
                                 continue;
                         snprintf(reason, reason_size, "cannot read: %s", strerror(-r));
@@ -972,10 +1062,10 @@ static int read_config(const char *path, char **ret, size_t *ret_size, char *rea
                 if (n == 0)
                         break;
                 size += (size_t) n;
-                if (size > POLICY_FILE_MAX) {
-                        snprintf(reason, reason_size, "file is larger than %d bytes (1 MiB)", POLICY_FILE_MAX);
-                        return -EINVAL;
-                }
+        }
+        if (size > (size_t) st.st_size) {
+                snprintf(reason, reason_size, "grew while being read");
+                return -EAGAIN;
         }
         buf[size] = '\0';
         *ret = TAKE_PTR(buf);
@@ -983,72 +1073,242 @@ static int read_config(const char *path, char **ret, size_t *ret_size, char *rea
         return 0;
 }
 
-static void set_error(struct policy_error *e, const char *path, unsigned line, const char *reason) {
+/* Names and reasons carry text from files: escaped, so they are safe to print. */
+static void set_error(struct policy_error *e, const char *file, unsigned line, const char *reason) {
         if (!e)
                 return;
-        snprintf(e->file, sizeof(e->file), "%s", path);
+        escape_text(e->file, sizeof(e->file), strempty(file));
         e->line = line;
-        snprintf(e->reason, sizeof(e->reason), "%s", reason);
+        escape_text(e->reason, sizeof(e->reason), reason);
+}
+
+/* A NUL byte makes it no text file; the line it is on. */
+static int check_text(struct parser *ps) {
+        const char *nul = memchr(ps->data, '\0', ps->size);
+        unsigned line = 1;
+
+        if (!nul)
+                return 0;
+        for (const char *c = ps->data; c < nul; c++)
+                line += *c == '\n';
+        return fail(ps, line, "contains a NUL byte: not a text file");
+}
+
+/* The next file to read: the policy keeps its name for the rules and errors. */
+static int add_file(struct parser *ps, const char *file) {
+        char *name;
+
+        if (GROW(ps->p->files, ps->files_allocated, ps->p->n_files + 1) < 0)
+                return fail_oom(ps);
+        name = strdup(file);
+        if (!name)
+                return fail_oom(ps);
+        ps->file_index = (unsigned) ps->p->n_files;
+        ps->p->files[ps->p->n_files++] = name;
+        ps->file = name;
+        ps->line = 0;
+        return 0;
+}
+
+/* Parse the text of the file add_file() named into ps->p. */
+static int parse_data(struct parser *ps, const char *data, size_t size) {
+        ps->data = data;
+        ps->size = size;
+        if (check_text(ps) < 0)
+                return ps->error;
+        return parse_text(ps);
+}
+
+static int parser_start(struct parser *ps, const char *path, struct policy_error *ret_error) {
+        _cleanup_policy_ struct policy *p = NULL;
+        int r;
+
+        r = policy_new_default(&p);
+        if (r >= 0) {
+                p->path = strdup(path);
+                if (!p->path)
+                        r = -ENOMEM;
+        }
+        if (r < 0) {
+                set_error(ret_error, path, 0, "out of memory");
+                return r;
+        }
+        *ps = (struct parser) { .p = TAKE_PTR(p) };
+        return 0;
+}
+
+/* Checks across keys, then the result or the first error. */
+static int parser_finish(struct parser *ps, struct policy **ret, struct policy_error *ret_error) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        if (ps->error == 0)
+                (void) check_policy(ps);
+        p = TAKE_PTR(ps->p);
+        if (ps->error < 0) {
+                set_error(ret_error, ps->error_file, ps->error_line, ps->reason);
+                return ps->error;
+        }
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int policy_load_buffer(const char *name, const char *data, size_t size, struct policy **ret,
+                       struct policy_error *ret_error) {
+        struct parser ps;
+        int r;
+
+        if (!name || (!data && size > 0) || !ret) {
+                set_error(ret_error, name ?: "", 0, "no text given");
+                return -EINVAL;
+        }
+        if (size > POLICY_FILE_MAX) {
+                set_error(ret_error, name, 0, "is larger than 1048576 bytes (1 MiB)");
+                return -EFBIG;
+        }
+        r = parser_start(&ps, name, ret_error);
+        if (r < 0)
+                return r;
+        if (add_file(&ps, name) >= 0)
+                (void) parse_data(&ps, data ?: "", size);
+        return parser_finish(&ps, ret, ret_error);
+}
+
+static int cmp_names(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static void strv_free(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* "name.conf", not hidden (editors' and package managers' leftovers are). */
+static bool dropin_name(const char *name) {
+        size_t n = strlen(name);
+
+        return name[0] != '.' && n > 5 && streq(name + n - 5, ".conf");
+}
+
+/*
+ * The drop-in files of dir, as paths, in strcmp() order; none if there is
+ * no such directory. Subdirectories are skipped; every other *.conf is
+ * read (and refused if it is not a regular file).
+ */
+static int list_dropins(const char *dir, char ***ret, size_t *ret_n, char *reason, size_t reason_size) {
+        _cleanup_closedir_ DIR *d = NULL;
+        char **names = NULL;
+        size_t n = 0, allocated = 0;
+        int r = 0;
+
+        d = opendir(dir);
+        if (!d) {
+                r = -errno;
+                if (r == -ENOENT) {
+                        *ret = NULL;
+                        *ret_n = 0;
+                        return 0;
+                }
+                snprintf(reason, reason_size, r == -ENOTDIR ? "is not a directory" : "cannot read: %s",
+                         strerror(-r));
+                return r;
+        }
+        for (;;) {
+                struct dirent *de;
+                struct stat st;
+                char *path;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        r = -errno;
+                        if (r < 0)
+                                snprintf(reason, reason_size, "cannot read: %s", strerror(-r));
+                        break;
+                }
+                if (!dropin_name(de->d_name))
+                        continue;
+                if (de->d_type == DT_DIR ||
+                    (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode)))
+                        continue;
+                if (n >= POLICY_DROPINS_MAX) {
+                        snprintf(reason, reason_size, "has more than %d drop-ins", POLICY_DROPINS_MAX);
+                        r = -E2BIG;
+                        break;
+                }
+                if (GROW(names, allocated, n + 1) < 0 || asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+                        snprintf(reason, reason_size, "out of memory");
+                        r = -ENOMEM;
+                        break;
+                }
+                names[n++] = path;
+        }
+        if (r < 0) {
+                strv_free(names, n);
+                return r;
+        }
+        if (n > 1)
+                qsort(names, n, sizeof(*names), cmp_names);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+}
+
+/* Read and parse one more file, within what is left of POLICY_FILE_MAX. */
+static int load_one(struct parser *ps, const char *path, size_t *total) {
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0;
+        int r;
+
+        if (add_file(ps, path) < 0)
+                return ps->error;
+        r = read_config(path, POLICY_FILE_MAX - *total, &data, &size, ps->reason, sizeof(ps->reason));
+        if (r < 0) {
+                ps->error = r;
+                ps->error_file = ps->file;
+                ps->error_line = 0;
+                return r;
+        }
+        *total += size;
+        return parse_data(ps, data, size);
 }
 
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error) {
-        _cleanup_policy_ struct policy *p = NULL;
-        _cleanup_free_ char *data = NULL;
-        struct parser ps = {};
-        const char *nul;
-        size_t size = 0;
+        _cleanup_free_ char *dir = NULL, *data = NULL;
+        char reason[sizeof(((struct policy_error *) NULL)->reason)];
+        char **dropins = NULL;
+        size_t n_dropins = 0, total = 0;
+        struct parser ps;
+        struct stat st;
         int r;
 
         if (!path || !ret) {
                 set_error(ret_error, path ?: "", 0, "no file given");
                 return -EINVAL;
         }
-        r = read_config(path, &data, &size, ps.reason, sizeof(ps.reason));
-        if (r < 0) {
-                set_error(ret_error, path, 0, ps.reason);
-                return r;
-        }
-
-        nul = memchr(data, '\0', size);
-        if (nul) {
-                unsigned line = 1;
-
-                for (const char *c = data; c < nul; c++)
-                        line += *c == '\n';
-                set_error(ret_error, path, line, "contains a NUL byte: not a text file");
-                return -EINVAL;
-        }
-
-        r = policy_new_default(&p);
-        if (r < 0) {
-                set_error(ret_error, path, 0, "out of memory");
-                return r;
-        }
-        p->path = strdup(path);
-        if (!p->path) {
+        if (asprintf(&dir, "%s.d", path) < 0) {
                 set_error(ret_error, path, 0, "out of memory");
                 return -ENOMEM;
         }
-
-        ps.data = data;
-        ps.size = size;
-        ps.p = p;
-        r = ini_parse_stream(reader, &ps, handler, &ps);
-        free(ps.linebuf);
-        if (r == -2)
-                fail_oom(&ps);
-        else if (r > 0)
-                /* inih's own complaint; our reader should have caught it first. */
-                fail(&ps, (unsigned) r, "syntax error");
-        if (ps.error == 0)
-                section_finish(&ps);
-        if (ps.error == 0)
-                check_policy(&ps);
-        if (ps.error < 0) {
-                set_error(ret_error, path, ps.error_line, ps.reason);
-                return ps.error;
+        r = list_dropins(dir, &dropins, &n_dropins, reason, sizeof(reason));
+        if (r < 0) {
+                set_error(ret_error, dir, 0, reason);
+                return r;
         }
-
-        *ret = TAKE_PTR(p);
-        return 0;
+        /* Without the main file the drop-ins apply over the defaults; with neither, there is nothing. */
+        if (n_dropins == 0 && stat(path, &st) < 0 && errno == ENOENT && lstat(path, &st) < 0) {
+                set_error(ret_error, path, 0, "cannot open: No such file or directory");
+                return -ENOENT;
+        }
+        r = parser_start(&ps, path, ret_error);
+        if (r < 0) {
+                strv_free(dropins, n_dropins);
+                return r;
+        }
+        if (n_dropins == 0 || lstat(path, &st) == 0)
+                (void) load_one(&ps, path, &total);
+        for (size_t i = 0; i < n_dropins && ps.error == 0; i++)
+                (void) load_one(&ps, dropins[i], &total);
+        strv_free(dropins, n_dropins);
+        return parser_finish(&ps, ret, ret_error);
 }

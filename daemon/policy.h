@@ -35,12 +35,14 @@ struct node_rule {
         enum zone zone;
         struct worker_count workers;
         bool has_workers;
-        unsigned line;
+        const char *file;       /* the file that set it last: one of policy->files */
+        unsigned line;          /* of its section header there */
 };
 
 struct range_rule {
         uint64_t start, end;    /* physical, inclusive start, exclusive end */
         enum zone zone;
+        const char *file;       /* as in node_rule */
         unsigned line;
 };
 
@@ -55,6 +57,7 @@ struct device_rule {
         bool pmem_only;         /* only devices on pmem regions */
         enum zone zone;
         int convert;            /* -1 unset, 0 no, 1 convert devdax -> system-ram */
+        const char *file;       /* as in node_rule */
         unsigned line;
 };
 
@@ -63,6 +66,7 @@ struct exclusion {
         int node;
         uint64_t start, end;    /* range; for EXCLUDE_BLOCK start = block id */
         char *device;
+        const char *file;       /* the file of the key: one of policy->files */
         unsigned line;
 };
 
@@ -73,6 +77,8 @@ struct policy {
          */
         atomic_uint n_ref;
         char *path;                     /* file it came from, NULL for built-in */
+        char **files;                   /* read in this order: path (if it exists), then path.d/ drop-ins */
+        size_t n_files;
 
         /* [daemon] */
         unsigned settle_ms;             /* quiet time that closes a batch */
@@ -117,10 +123,25 @@ struct policy_error {
 int policy_new_default(struct policy **ret);
 
 /*
- * Parse and validate an INI file. On failure returns -EINVAL (or -errno for
- * I/O) and fills *ret_error; *ret is untouched. A missing file is -ENOENT.
+ * Parse and validate an INI file, then its drop-ins: the files PATH.d/NAME.conf
+ * (not hidden ones), in lexical (strcmp) order, each read as if it went
+ * on where the one before ended, but with no section carried over: later
+ * keys override, a rule section ([node N], [range SPEC], [device NAME]) of
+ * an earlier file is reopened, [exclude] entries add up; within one file
+ * a rule section twice is still an error. Errors name the drop-in and its
+ * line. Drop-ins apply over the built-in defaults when PATH does not exist.
+ * On failure returns -EINVAL (or -errno for I/O) and fills *ret_error;
+ * *ret is untouched. No PATH and no drop-ins is -ENOENT.
+ * Only a regular file of at most 1 MiB is read, never blocking: anything
+ * else fails as a whole ("FILE: reason", line 0): -EISDIR, -EINVAL (a FIFO,
+ * a device, a socket), -ENOLINK (a dangling symbolic link), -EFBIG.
+ * Names and reasons in ret_error are escaped (escape_text()): safe to print.
  */
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error);
+
+/* The same for text in memory, named name in errors: for tests and fuzzing. */
+int policy_load_buffer(const char *name, const char *data, size_t size, struct policy **ret,
+                       struct policy_error *ret_error);
 
 /* Reference counting, safe across threads (the runner drops the job's). unref returns NULL. */
 struct policy *policy_ref(struct policy *p);

@@ -294,6 +294,8 @@ static int append_if_offline(const struct runner *c, const struct topology *t, u
         struct mem_block b;
         int r = 0;
 
+        if (tb && tb->error < 0)
+                return tb->error;       /* its state could not be read: the caller reports it */
         if (tb && tb->state != BLOCK_STATE_OFFLINE)
                 return 0;
         if (!tb)

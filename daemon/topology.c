@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include "blocks.h"
 #include "cpuset.h"
 #include "sysfs.h"
@@ -10,8 +12,39 @@
 #define CPU_DIR "devices/system/cpu"
 #define MEMORY_DIR "devices/system/memory"
 
-/* Node ids index bitmasks and distance arrays; the kernel's MAX_NUMNODES is far lower. */
-#define NODE_ID_MAX (CPUSET_MAX - 1)
+/* Say what was left out and why; past TOPO_NOTES_MAX only counted. Out of memory drops the note. */
+_printf_(2, 3)
+static void note(struct topology *t, const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        if (t->n_notes >= TOPO_NOTES_MAX) {
+                t->n_notes_dropped++;
+                return;
+        }
+        if (!t->notes) {
+                t->notes = calloc(TOPO_NOTES_MAX, sizeof(char *));
+                if (!t->notes)
+                        return;
+        }
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                t->n_notes_dropped++;
+                return;
+        }
+        t->notes[t->n_notes++] = s;
+}
+
+static void free_notes(struct topology *t) {
+        for (size_t i = 0; i < t->n_notes; i++)
+                free(t->notes[i]);
+        free(t->notes);
+        t->notes = NULL;
+        t->n_notes = t->n_notes_dropped = 0;
+}
 
 void topology_free(struct topology *t) {
         if (!t)
@@ -26,6 +59,7 @@ void topology_free(struct topology *t) {
         free(t->blocks);
         free(t->signature);
         cpuset_freep(&t->isolated);
+        free_notes(t);
         free(t->sysfs_root);
         free(t);
 }
@@ -95,11 +129,26 @@ static int read_cpulist(const char *root, const char *rel, bool optional, struct
         return cpulist_parse(s, ret);
 }
 
-/* "10 20 30": one entry per online node, in node id order. */
-static int parse_distance(const char *s, unsigned **ret, size_t *ret_n) {
+/* A cpulist the machine can do without: on any error but ENOMEM, a note and NULL (an empty set). */
+static int read_cpulist_or_note(struct topology *t, const char *rel, const char *without, struct bitmask **ret) {
+        int r;
+
+        r = read_cpulist(t->sysfs_root, rel, true, ret);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                note(t, "%s: %s: %s", rel, strerror(-r), without);
+                *ret = NULL;
+        }
+        return 0;
+}
+
+int topology_parse_distance(const char *s, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ unsigned *v = NULL;
         size_t n = 0, allocated = 0;
 
+        if (!s || !ret || !ret_n)
+                return -EINVAL;
         for (const char *p = s;;) {
                 char word[16];
                 size_t len;
@@ -112,6 +161,9 @@ static int parse_distance(const char *s, unsigned **ret, size_t *ret_n) {
                         break;
                 if (len >= sizeof(word))
                         return -EINVAL;
+                /* One entry per node: more than there can be nodes is no distance line. */
+                if (n > NODE_ID_MAX)
+                        return -E2BIG;
                 memcpy(word, p, len);
                 word[len] = '\0';
                 r = parse_unsigned(word, &d);
@@ -127,7 +179,8 @@ static int parse_distance(const char *s, unsigned **ret, size_t *ret_n) {
         return 0;
 }
 
-static int load_node_distance(struct topology *t, struct topo_node *node,
+/* Fills node->distance from its distance line; a line it cannot use leaves all unknown (0). */
+static int read_node_distance(struct topology *t, struct topo_node *node,
                               const uint64_t *online, size_t n_online,
                               const uint64_t *dirs, size_t n_dirs) {
         _cleanup_free_ char *s = NULL;
@@ -137,27 +190,29 @@ static int load_node_distance(struct topology *t, struct topo_node *node,
         size_t n;
         int r;
 
-        node->distance = calloc((size_t) t->max_node + 1, sizeof(unsigned));
-        if (!node->distance)
-                return -ENOMEM;
-
         snprintf(rel, sizeof(rel), NODE_DIR "/node%d/distance", node->id);
         r = sysfs_read(t->sysfs_root, rel, &s);
         if (r == -ENOENT)
                 return 0;       /* unknown: all 0 */
-        if (r < 0)
+        if (r >= 0)
+                r = topology_parse_distance(s, &v, &n);
+        if (r == -ENOMEM)
                 return r;
-        r = parse_distance(s, &v, &n);
-        if (r < 0)
-                return r;
+        if (r < 0) {
+                note(t, "%s: %s: distances from node %d unknown", rel, strerror(-r), node->id);
+                return 0;
+        }
 
         /* The kernel prints for_each_online_node(); node/online is that list. */
         if (online && n == n_online)
                 order = online;
         else if (n == n_dirs)
                 order = dirs;
-        else
-                return -EINVAL;
+        else {
+                note(t, "%s: %zu entries for %zu nodes: distances from node %d unknown", rel, n,
+                     n_online > 0 ? n_online : n_dirs, node->id);
+                return 0;
+        }
         for (size_t i = 0; i < n; i++)
                 node->distance[order[i]] = v[i];
         return 0;
@@ -175,20 +230,39 @@ static int load_node_initiators(struct topology *t, struct topo_node *node) {
         /* Appears only once the node has online memory, and only with HMAT. */
         if (r == -ENOENT || r == -ENOTDIR)
                 return 0;
-        if (r < 0)
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0) {
+                note(t, "%s: %s: no HMAT initiator for node %d", rel, strerror(-r), node->id);
+                return 0;
+        }
         if (n == 0)
                 return 0;
         m = cpuset_new();
         if (!m)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                if (ids[i] > NODE_ID_MAX)
-                        return -ERANGE;
+                if (ids[i] > NODE_ID_MAX) {
+                        note(t, "%s/node%" PRIu64 ": node id beyond %d, left out", rel, ids[i], NODE_ID_MAX);
+                        continue;
+                }
                 numa_bitmask_setbit(m, (unsigned) ids[i]);
         }
-        node->initiators = TAKE_PTR(m);
+        if (cpuset_count(m) > 0)
+                node->initiators = TAKE_PTR(m);
         return 0;
+}
+
+/* Drop the ids beyond NODE_ID_MAX from a sorted list, with a note per id. */
+static size_t keep_node_ids(struct topology *t, const char *what, uint64_t *ids, size_t n) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (ids[i] <= NODE_ID_MAX)
+                        ids[k++] = ids[i];
+                else
+                        note(t, "%s%" PRIu64 ": node id beyond %d, left out", what, ids[i], NODE_ID_MAX);
+        return k;
 }
 
 /*
@@ -211,8 +285,9 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
                 n_dirs = 1;
         } else if (r < 0)
                 return r;
+        n_dirs = keep_node_ids(t, NODE_DIR "/node", dirs, n_dirs);
 
-        r = read_cpulist(t->sysfs_root, NODE_DIR "/online", true, &online_mask);
+        r = read_cpulist_or_note(t, NODE_DIR "/online", "distances follow the node directories", &online_mask);
         if (r < 0)
                 return r;
         n_online = cpuset_count(online_mask);
@@ -224,16 +299,14 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
                         return -ENOMEM;
                 CPUSET_FOREACH(k, online_mask)
                         online[i++] = (uint64_t) k;
+                n_online = keep_node_ids(t, NODE_DIR "/online: node", online, n_online);
         }
 
         t->max_node = 0;
-        for (size_t i = 0; i < n_dirs; i++) {
-                if (dirs[i] > NODE_ID_MAX)
-                        return -ERANGE;
-                t->max_node = (int) dirs[i] > t->max_node ? (int) dirs[i] : t->max_node;
-        }
-        if (n_online > 0 && (int) online[n_online - 1] > t->max_node)
-                t->max_node = (int) online[n_online - 1];
+        for (size_t i = 0; i < n_dirs; i++)
+                t->max_node = MAX(t->max_node, (int) dirs[i]);
+        if (n_online > 0)
+                t->max_node = MAX(t->max_node, (int) online[n_online - 1]);
 
         t->nodes = calloc(n_dirs ? n_dirs : 1, sizeof(struct topo_node));
         cpulists = calloc(n_dirs ? n_dirs : 1, sizeof(struct bitmask *));
@@ -250,15 +323,16 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
 
                 node->id = (int) dirs[i];
                 t->n_nodes++;
+                node->cpus = cpuset_new();
+                node->distance = calloc((size_t) t->max_node + 1, sizeof(unsigned));
+                if (!node->cpus || !node->distance)
+                        return -ENOMEM;
 
                 snprintf(rel, sizeof(rel), NODE_DIR "/node%d/cpulist", node->id);
-                r = read_cpulist(t->sysfs_root, rel, true, &cpulists[i]);
+                r = read_cpulist_or_note(t, rel, "its CPUs go by their own node links", &cpulists[i]);
                 if (r < 0)
                         return r;
-                node->cpus = cpuset_new();
-                if (!node->cpus)
-                        return -ENOMEM;
-                r = load_node_distance(t, node, online, n_online, dirs, n_dirs);
+                r = read_node_distance(t, node, online, n_online, dirs, n_dirs);
                 if (r < 0)
                         return r;
                 if (node->distance[node->id] == 0 && n_dirs == 1)
@@ -270,41 +344,61 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
         return 0;
 }
 
+/* cpuN/online: "1" or "0"; cpu0 usually cannot be offlined and has none. Anything else: offline, noted. */
+static int read_cpu_online(struct topology *t, unsigned cpu, bool *ret) {
+        _cleanup_free_ char *online = NULL;
+        char rel[128];
+        int r;
+
+        snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u/online", cpu);
+        r = sysfs_read(t->sysfs_root, rel, &online);
+        if (r == -ENOENT) {
+                *ret = true;
+                return 0;
+        }
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && (streq(online, "1") || streq(online, "0"))) {
+                *ret = streq(online, "1");
+                return 0;
+        }
+        note(t, "%s: %s: CPU %u taken as offline, never written from", rel,
+             r < 0 ? strerror(-r) : "neither 1 nor 0", cpu);
+        *ret = false;
+        return 0;
+}
+
 static int load_cpu(struct topology *t, unsigned cpu, struct bitmask *const *cpulists) {
         _cleanup_cpuset_ struct bitmask *siblings = NULL;
         _cleanup_free_ uint64_t *nodes = NULL;
-        _cleanup_free_ char *online = NULL;
         struct topo_cpu *c = &t->cpus[cpu];
         char rel[128];
-        size_t n;
+        size_t n = 0;
         int r;
 
+        r = read_cpu_online(t, cpu, &c->online);
+        if (r < 0)
+                return r;
         c->present = true;
         c->node = NODE_NONE;
 
-        /* cpu0 usually cannot be offlined and has no online file: online. */
-        snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u/online", cpu);
-        r = sysfs_read(t->sysfs_root, rel, &online);
-        if (r == -ENOENT)
-                c->online = true;
-        else if (r < 0)
-                return r;
-        else if (streq(online, "1"))
-                c->online = true;
-        else if (streq(online, "0"))
-                c->online = false;
-        else
-                return -EINVAL;
-
         snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u", cpu);
         r = sysfs_list_ids(t->sysfs_root, rel, "node", &nodes, &n);
-        if (r < 0)
+        if (r == -ENOENT) {
+                /* Gone since the listing (hot-removed): not a CPU to write from. */
+                *c = (struct topo_cpu) { .node = NODE_NONE, .core = (int) cpu };
+                return 0;
+        }
+        if (r == -ENOMEM)
                 return r;
-        if (n > 0) {
-                if (nodes[0] > NODE_ID_MAX)
-                        return -ERANGE;
-                c->node = (int) nodes[0];
-        } else
+        if (r < 0)
+                note(t, "%s: %s: node from the node cpulists", rel, strerror(-r));
+        else {
+                snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u/node", cpu);
+                if (keep_node_ids(t, rel, nodes, n) > 0)
+                        c->node = (int) nodes[0];
+        }
+        if (c->node == NODE_NONE)
                 for (size_t i = 0; i < t->n_nodes; i++)
                         if (cpuset_isset(cpulists[i], cpu)) {
                                 c->node = t->nodes[i].id;
@@ -313,7 +407,7 @@ static int load_cpu(struct topology *t, unsigned cpu, struct bitmask *const *cpu
 
         /* Offline CPUs lose their topology directory: a core of their own. */
         snprintf(rel, sizeof(rel), CPU_DIR "/cpu%u/topology/thread_siblings_list", cpu);
-        r = read_cpulist(t->sysfs_root, rel, true, &siblings);
+        r = read_cpulist_or_note(t, rel, "a core of its own", &siblings);
         if (r < 0)
                 return r;
         r = cpuset_next(siblings, 0);
@@ -331,8 +425,11 @@ static int load_cpus(struct topology *t, struct bitmask *const *cpulists) {
                 n = 0;
         else if (r < 0)
                 return r;
-        if (n > 0 && ids[n - 1] >= CPUSET_MAX)
-                return -ERANGE;
+        /* Sorted: the ones past the bitmasks come last. */
+        while (n > 0 && ids[n - 1] >= CPUSET_MAX) {
+                note(t, CPU_DIR "/cpu%" PRIu64 ": CPU id beyond %d, left out", ids[n - 1], CPUSET_MAX - 1);
+                n--;
+        }
 
         t->n_cpus = n > 0 ? (unsigned) ids[n - 1] + 1 : 0;
         t->cpus = calloc(t->n_cpus ? t->n_cpus : 1, sizeof(struct topo_cpu));
@@ -506,7 +603,8 @@ static struct topo_node *block_owner(struct topology *t, const struct topo_block
 static void span_block(struct topology *t, const struct topo_block *b) {
         struct topo_node *node = block_owner(t, b);
 
-        if (!node)
+        /* A block not read spans nothing, as one not there. */
+        if (!node || b->error < 0)
                 return;
         if (!node->has_blocks || b->id < node->first_block)
                 node->first_block = b->id;
@@ -556,25 +654,86 @@ static const struct block_node *find_block_node(const struct block_node *map, si
  * between batches (topology_refresh) and takes new blocks' state and node
  * from it instead of reading them again.
  */
-static int load_memory(struct topology *t) {
+_printf_(2, 3)
+static void load_error(struct topology_error *e, const char *fmt, ...) {
+        va_list ap;
+
+        if (!e)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(e->reason, sizeof(e->reason), fmt, ap);
+        va_end(ap);
+}
+
+/* block_size_bytes, in hex; nothing can be planned without it. */
+static int read_block_size(struct topology *t, unsigned flags, struct topology_error *e) {
+        _cleanup_free_ char *s = NULL;
+        char shown[64];
+        uint64_t v;
+        int r;
+
+        r = sysfs_read(t->sysfs_root, MEMORY_DIR "/block_size_bytes", &s);
+        if (r == -ENOENT) {
+                if (!(flags & TOPO_LOAD_NEED_MEMORY))
+                        return 0;       /* no memory hotplug support: nothing to online */
+                load_error(e, "%s/" MEMORY_DIR "/block_size_bytes does not exist: this kernel has no memory "
+                           "hotplug, or %s is not a sysfs tree", t->sysfs_root, t->sysfs_root);
+                return -ENODEV;
+        }
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                load_error(e, MEMORY_DIR "/block_size_bytes: cannot read: %s", strerror(-r));
+                return r;
+        }
+        r = parse_u64(s, 16, &v);
+        if (r < 0 || v == 0) {
+                escape_text(shown, sizeof(shown), s);
+                load_error(e, MEMORY_DIR "/block_size_bytes is \"%s\", not a block size in hex: "
+                           "nothing can be planned without it", shown);
+                return -EINVAL;
+        }
+        t->block_size = v;
+        return 0;
+}
+
+/*
+ * The block's state into b. A block whose state cannot be read, or whose
+ * address would wrap, gets BLOCK_STATE_UNKNOWN and the error, for the
+ * caller to report. -ENOENT if it is gone, -ENOMEM.
+ */
+static int read_block_state(const struct topology *t, struct topo_block *b) {
+        _cleanup_free_ char *state = NULL;
+        uint64_t start;
+        int r;
+
+        r = block_phys_start(b->id, t->block_size, &start);
+        if (r >= 0)
+                r = read_block_attr(t, b->id, "state", &state);
+        if (r == -ENOMEM || r == -ENOENT)
+                return r;
+        b->state = r < 0 ? BLOCK_STATE_UNKNOWN : block_state_from_string(state);
+        b->error = r < 0 ? r : 0;
+        return 0;
+}
+
+static int load_memory(struct topology *t, unsigned flags, struct topology_error *e) {
         _cleanup_free_ uint64_t *ids = NULL;
         _cleanup_free_ struct block_node *map = NULL;
         size_t n_ids, n_map, m = 0;
         int r;
 
-        r = sysfs_read_u64(t->sysfs_root, MEMORY_DIR "/block_size_bytes", 16, &t->block_size);
-        if (r == -ENOENT)
-                return 0;       /* no memory hotplug support */
-        if (r < 0)
+        r = read_block_size(t, flags, e);
+        if (r < 0 || t->block_size == 0)
                 return r;
-        if (t->block_size == 0)
-                return -EINVAL;
 
         r = sysfs_list_ids(t->sysfs_root, MEMORY_DIR, "memory", &ids, &n_ids);
         if (r == -ENOENT)
                 return 0;
-        if (r < 0)
+        if (r < 0) {
+                load_error(e, "cannot list " MEMORY_DIR ": %s", strerror(-r));
                 return r;
+        }
         r = load_block_nodes(t, &map, &n_map);
         if (r < 0)
                 return r;
@@ -585,22 +744,18 @@ static int load_memory(struct topology *t) {
         }
 
         for (size_t i = 0; i < n_ids; i++) {
-                _cleanup_free_ char *state = NULL;
-                struct topo_block *b;
+                struct topo_block *b = &t->blocks[t->n_blocks];
 
-                r = read_block_attr(t, ids[i], "state", &state);
+                *b = (struct topo_block) { .id = ids[i] };
+                r = read_block_state(t, b);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0)
-                        continue;       /* gone since the listing, or unreadable: as blocks_scan() */
+                if (r == -ENOENT)
+                        continue;       /* gone since the listing */
+                t->n_blocks++;
                 while (m < n_map && map[m].id < ids[i])
                         m++;
-                b = &t->blocks[t->n_blocks++];
-                *b = (struct topo_block) {
-                        .id = ids[i],
-                        .node = m < n_map && map[m].id == ids[i] ? map[m].node : NODE_NONE,
-                        .state = block_state_from_string(state),
-                };
+                b->node = m < n_map && map[m].id == ids[i] ? map[m].node : NODE_NONE;
                 if (b->state == BLOCK_STATE_ONLINE) {
                         r = read_block_zone(t, b->id, &b->zone);
                         if (r == -ENOMEM)
@@ -616,26 +771,36 @@ static int load_memory(struct topology *t) {
         return 0;
 }
 
+/* A list for the signature; one that cannot be read is the same "?" every time. */
+static int read_signature_part(const char *root, const char *rel, char **ret) {
+        int r = sysfs_read(root, rel, ret);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                *ret = strdup(r == -ENOENT ? "" : "?");
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* What node or CPU hotplug changes: the online node and CPU lists. */
 static int read_signature(const char *root, char **ret) {
         _cleanup_free_ char *nodes = NULL, *cpus = NULL;
         char *s;
         int r;
 
-        r = sysfs_read(root, NODE_DIR "/online", &nodes);
-        if (r < 0 && r != -ENOENT)
+        r = read_signature_part(root, NODE_DIR "/online", &nodes);
+        if (r >= 0)
+                r = read_signature_part(root, CPU_DIR "/online", &cpus);
+        if (r < 0)
                 return r;
-        r = sysfs_read(root, CPU_DIR "/online", &cpus);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        if (asprintf(&s, "%s|%s", strempty(nodes), strempty(cpus)) < 0)
+        if (asprintf(&s, "%s|%s", nodes, cpus) < 0)
                 return -ENOMEM;
         *ret = s;
         return 0;
 }
 
 /* Nodes, CPUs and isolated CPUs, with the signature read first: a change while loading shows next time. */
-static int load_machine(struct topology *t) {
+static int load_machine(struct topology *t, struct topology_error *e) {
         struct bitmask **cpulists = NULL;
         int r;
 
@@ -643,8 +808,13 @@ static int load_machine(struct topology *t) {
         if (r < 0)
                 return r;
         r = load_nodes(t, &cpulists);
-        if (r >= 0)
+        if (r < 0 && r != -ENOMEM)
+                load_error(e, "cannot list " NODE_DIR ": %s", strerror(-r));
+        if (r >= 0) {
                 r = load_cpus(t, cpulists);
+                if (r < 0 && r != -ENOMEM)
+                        load_error(e, "cannot list " CPU_DIR ": %s", strerror(-r));
+        }
         if (cpulists) {
                 for (size_t i = 0; i < t->n_nodes; i++)
                         cpuset_freep(&cpulists[i]);
@@ -668,8 +838,10 @@ static struct topology *topology_new(const char *sysfs_root) {
         return t;
 }
 
-int topology_load(const char *sysfs_root, struct topology **ret) {
+int topology_load_full(const char *sysfs_root, unsigned flags, struct topology **ret,
+                       struct topology_error *ret_error) {
         _cleanup_topology_ struct topology *t = NULL;
+        struct topology_error e = {};
         int r;
 
         if (!sysfs_root || !ret)
@@ -678,15 +850,21 @@ int topology_load(const char *sysfs_root, struct topology **ret) {
         t = topology_new(sysfs_root);
         if (!t)
                 return -ENOMEM;
-        r = load_machine(t);
-        if (r < 0)
+        r = load_machine(t, &e);
+        if (r >= 0)
+                r = load_memory(t, flags, &e);
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = e;
                 return r;
-        r = load_memory(t);
-        if (r < 0)
-                return r;
+        }
 
         *ret = TAKE_PTR(t);
         return 0;
+}
+
+int topology_load(const char *sysfs_root, struct topology **ret) {
+        return topology_load_full(sysfs_root, 0, ret, NULL);
 }
 
 #define SWAP(a, b) do { __typeof__(a) _tmp = (a); (a) = (b); (b) = _tmp; } while (0)
@@ -702,7 +880,7 @@ static int reload_machine(struct topology *t) {
 
         if (!fresh)
                 return -ENOMEM;
-        r = load_machine(fresh);
+        r = load_machine(fresh, NULL);
         if (r < 0)
                 return r;
         /* The old machine goes with fresh. */
@@ -713,6 +891,9 @@ static int reload_machine(struct topology *t) {
         SWAP(t->n_cpus, fresh->n_cpus);
         SWAP(t->isolated, fresh->isolated);
         SWAP(t->signature, fresh->signature);
+        SWAP(t->notes, fresh->notes);
+        SWAP(t->n_notes, fresh->n_notes);
+        SWAP(t->n_notes_dropped, fresh->n_notes_dropped);
         for (size_t i = 0; i < t->n_blocks; i++) {
                 span_block(t, &t->blocks[i]);
                 count_block(t, &t->blocks[i], +1);
@@ -801,7 +982,6 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
                 return -ENOMEM;
 
         for (size_t i = 0; i < n_sorted; i++) {
-                _cleanup_free_ char *state = NULL;
                 struct topo_block *old = (struct topo_block *) topology_block(t, sorted[i]);
                 const struct block_node *link = find_block_node(map, n_map, sorted[i]);
                 struct topo_block fresh = { .id = sorted[i], .node = link ? link->node : NODE_NONE };
@@ -809,21 +989,25 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
                 if (i > 0 && sorted[i] == sorted[i - 1])
                         continue;
                 if (!old && (flags & TOPO_REFRESH_TRUST_NEW)) {
+                        uint64_t start;
+
                         fresh.state = BLOCK_STATE_OFFLINE;
+                        fresh.error = block_phys_start(fresh.id, t->block_size, &start);
+                        if (fresh.error < 0)
+                                fresh.state = BLOCK_STATE_UNKNOWN;
                         add[n_add++] = fresh;
                         span_block(t, &fresh);
                         continue;
                 }
-                r = read_block_attr(t, fresh.id, "state", &state);
+                r = read_block_state(t, &fresh);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0) {
-                        /* Gone (or unreadable): as topology_load() would see it. */
+                if (r == -ENOENT) {
+                        /* Gone: as topology_load() would see it. */
                         if (old)
                                 remove_block(t, old);
                         continue;
                 }
-                fresh.state = block_state_from_string(state);
                 if (fresh.state == BLOCK_STATE_ONLINE) {
                         if (old && old->state == BLOCK_STATE_ONLINE && old->zone != TOPO_ZONE_UNKNOWN)
                                 fresh.zone = old->zone;

@@ -38,8 +38,9 @@ enum topo_zone {
 struct topo_block {
         uint64_t id;
         int node;                       /* from the node link; NODE_NONE if none (yet) */
-        enum block_state state;
+        enum block_state state;         /* BLOCK_STATE_UNKNOWN when error != 0 */
         enum topo_zone zone;
+        int error;                      /* -errno: its state could not be read; the caller reports it */
 };
 
 struct topo_cpu {
@@ -62,10 +63,44 @@ struct topology {
         size_t n_blocks;
         char *signature;                /* node/online + cpu/online when loaded */
         bool stale;                     /* a CPU-less node got memory: read the nodes again */
+        /*
+         * What loading the machine left out, and why ("devices/system/node/
+         * node1/distance: ...: distances from node 1 unknown"), for a debug
+         * log. At most TOPO_NOTES_MAX; n_notes_dropped counts the rest.
+         */
+        char **notes;
+        size_t n_notes, n_notes_dropped;
 };
 
-/* Load from <root>/devices/system/{node,cpu,memory}. */
+#define TOPO_NOTES_MAX 32
+
+/* Why topology_load_full() failed, in words naming the sysfs file; "" if the errno says it all. */
+struct topology_error {
+        char reason[256];
+};
+
+enum {
+        /* A tree without memory hotplug (no devices/system/memory/block_size_bytes) is -ENODEV. */
+        TOPO_LOAD_NEED_MEMORY = 1 << 0,
+};
+
+/*
+ * Load from <root>/devices/system/{node,cpu,memory}. A bad attribute of a
+ * node or CPU (a node id past NODE_ID_MAX, an odd distance line or cpulist)
+ * leaves that piece out with a note; an unreadable block stays in the
+ * table with its error. Only what planning cannot do without fails the
+ * load: the node and CPU directories unlistable, or block_size_bytes
+ * unreadable or not a hex number (-EINVAL), with ret_error (may be NULL)
+ * saying which. Without TOPO_LOAD_NEED_MEMORY a tree without memory
+ * hotplug loads with block_size 0.
+ */
+int topology_load_full(const char *sysfs_root, unsigned flags, struct topology **ret,
+                       struct topology_error *ret_error);
+/* topology_load_full(sysfs_root, 0, ret, NULL). */
 int topology_load(const char *sysfs_root, struct topology **ret);
+
+/* "10 20 30" (a node's distance line) -> array of at most NODE_ID_MAX + 1 values. */
+int topology_parse_distance(const char *s, unsigned **ret, size_t *ret_n);
 void topology_free(struct topology *t);
 void topology_freep(struct topology **t);
 #define _cleanup_topology_ __attribute__((cleanup(topology_freep)))
@@ -96,7 +131,8 @@ int topology_sync_machine(struct topology *t);
 
 /*
  * Keep a loaded topology current without reading every block again: read
- * only the given blocks (state, node link, zone if online) and adjust the
+ * only the given blocks (state, node link, zone if online; a block whose
+ * state cannot be read gets its error, as in topology_load()) and adjust the
  * zone totals and spans; if another agent onlined a CPU-less node's first
  * memory, the nodes are read again too. Call topology_sync_machine()
  * first, once per batch. -ESTALE as there.

@@ -2,8 +2,8 @@
 # Install what building, testing and the demo VM need (Debian 12).
 set -e
 PKGS="build-essential autoconf automake pkg-config git
-      libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libinih-dev libnuma-dev libsmartcols-dev libcmocka-dev
-      valgrind jq python3 systemd-journal-remote time clang libclang-rt-14-dev
+      libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libiniparser-dev libnuma-dev libsmartcols-dev libcmocka-dev
+      valgrind jq python3 systemd-journal-remote time
       qemu-system-x86 qemu-utils linux-image-amd64 mmdebstrap e2fsprogs ndctl daxctl
       gnuplot-nox clang libclang-rt-14-dev zsh"
 missing=""

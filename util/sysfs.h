@@ -13,11 +13,30 @@
 /* Build "<root>/<rel>" with printf-style rel. Returns -ENOMEM. */
 int sysfs_path(char **ret, const char *root, const char *relfmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Read a small attribute, trailing newline stripped. -errno on failure. */
+/*
+ * Read a small attribute, trailing newline stripped. -errno on failure;
+ * -EFBIG past SYSFS_ATTR_MAX (a sysfs attribute is one page). A FIFO (in a
+ * test tree) reads as empty instead of blocking.
+ */
+#define SYSFS_ATTR_MAX (1024 * 1024)
 int sysfs_read(const char *root, const char *rel, char **ret_value);
 int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_value);
 
-/* Write value to an attribute with a single write(). -errno on failure. */
+/*
+ * Open rel below the directory dir_fd and nowhere else: no absolute path,
+ * no ".." or symbolic link that leaves it, and no symbolic link as the last
+ * component (O_NOFOLLOW), so a write through a test tree never lands
+ * outside it. openat2() with RESOLVE_BENEATH where the kernel has it (5.6);
+ * else sysfs_open_beneath_walk(). O_CLOEXEC is always added. Returns the
+ * fd, or -errno (-EXDEV or -ELOOP for a path that would leave the tree).
+ */
+int sysfs_open_beneath(int dir_fd, const char *rel, int flags);
+/* The fallback: one component at a time, following no symbolic link at all (stricter). */
+int sysfs_open_beneath_walk(int dir_fd, const char *rel, int flags);
+/* The same below <root> (opened as given: the root itself is the admin's choice). */
+int sysfs_open(const char *root, const char *rel, int flags);
+
+/* Write value to an attribute with a single write(), opened with sysfs_open(). -errno on failure. */
 int sysfs_write(const char *root, const char *rel, const char *value);
 /* The same on an open attribute: one pwrite() at offset 0, EINTR retried. */
 int sysfs_write_fd(int fd, const char *value);

@@ -45,6 +45,34 @@ int parse_unsigned(const char *s, unsigned *ret) {
         return 0;
 }
 
+int parse_node_id(const char *s, int *ret) {
+        uint64_t v;
+        int r;
+
+        r = parse_u64(s, 10, &v);
+        if (r < 0)
+                return r;
+        if (v > NODE_ID_MAX)
+                return -ERANGE;
+        *ret = (int) v;
+        return 0;
+}
+
+int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret) {
+        size_t n;
+
+        if (!name || !prefix)
+                return -EINVAL;
+        n = strlen(prefix);
+        /* parse_u64() refuses signs and blanks; "memory" alone has no digit at all. */
+        if (strncmp(name, prefix, n) != 0 || !isdigit((unsigned char) name[n]))
+                return -EINVAL;
+        /* The kernel writes ids one way only: "memory065" is not memory65's name. */
+        if (name[n] == '0' && name[n + 1] != '\0')
+                return -EINVAL;
+        return parse_u64(name + n, 10, ret);
+}
+
 int parse_bool(const char *s, bool *ret) {
         static const char *const yes[] = { "1", "yes", "true", "on" };
         static const char *const no[] = { "0", "no", "false", "off" };
@@ -60,6 +88,71 @@ int parse_bool(const char *s, bool *ret) {
                         return 0;
                 }
         return -EINVAL;
+}
+
+/* Length of the valid UTF-8 character at s (2..4), or 0; C1 controls (U+0080..U+009F) count as invalid. */
+static size_t utf8_char_len(const unsigned char *s) {
+        size_t n;
+        uint32_t c;
+
+        if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+                n = 2;
+                c = s[0] & 0x1f;
+        } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+                n = 3;
+                c = s[0] & 0x0f;
+        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+                n = 4;
+                c = s[0] & 0x07;
+        } else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;       /* also stops at the NUL */
+                c = c << 6 | (s[i] & 0x3f);
+        }
+        /* Overlong forms, surrogates, beyond U+10FFFF, and the C1 controls. */
+        if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+            (c >= 0xd800 && c <= 0xdfff) || (c >= 0x80 && c <= 0x9f))
+                return 0;
+        return n;
+}
+
+size_t escape_text(char *buf, size_t size, const char *s) {
+        static const char hex[] = "0123456789abcdef";
+        const unsigned char *p = (const unsigned char *) s;
+        size_t len = 0;
+
+        if (size == 0)
+                return 0;
+        while (*p) {
+                char esc[4];
+                const char *out = esc;
+                size_t n;
+
+                if (*p == '\\') {
+                        memcpy(esc, "\\\\", 2);
+                        n = 2;
+                } else if (*p >= 0x20 && *p < 0x7f) {
+                        out = (const char *) p;
+                        n = 1;
+                } else if (*p >= 0x80 && (n = utf8_char_len(p)) > 0)
+                        out = (const char *) p;
+                else {
+                        esc[0] = '\\';
+                        esc[1] = 'x';
+                        esc[2] = hex[*p >> 4];
+                        esc[3] = hex[*p & 15];
+                        n = 4;
+                }
+                if (len + n >= size)
+                        break;
+                memcpy(buf + len, out, n);
+                len += n;
+                p += out == esc ? 1 : n;
+        }
+        buf[len] = '\0';
+        return len;
 }
 
 char *strstrip(char *s) {

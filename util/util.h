@@ -60,11 +60,37 @@ size_t format_u64(char *buf, uint64_t v);
 uint64_t now_usec(void);
 uint64_t now_nsec(void);
 
-/* Strict number parsing: whole string, no sign surprises. Return -EINVAL/-ERANGE. */
+/*
+ * Strict number parsing: whole string, no sign or blank surprises; base 16
+ * takes one optional 0x prefix. Return -EINVAL/-ERANGE.
+ */
 int parse_u64(const char *s, int base, uint64_t *ret);
 int parse_unsigned(const char *s, unsigned *ret);
+/*
+ * NUMA node ids, from sysfs and config alike. The kernel's MAX_NUMNODES is
+ * 1 << CONFIG_NODES_SHIFT, at most 1 << 10 on every architecture; one bound
+ * everywhere, so no id from outside can size an array beyond it.
+ */
+#define NODE_ID_MAX 1023
+/* Decimal 0..NODE_ID_MAX: -ERANGE above it, -EINVAL for anything else ("-1", blanks, signs). */
+int parse_node_id(const char *s, int *ret);
+/*
+ * "<prefix><decimal>" ("node12" with prefix "node") -> 12, as the kernel
+ * writes it (no leading zero); -EINVAL/-ERANGE as parse_u64().
+ */
+int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret);
+
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */
 int parse_bool(const char *s, bool *ret);
+
+/*
+ * Text from files, sysfs or the journal, made safe for a terminal: control
+ * characters, DEL, C1 controls, bytes that are not UTF-8 and the backslash
+ * become \xNN (\\ for the backslash); valid UTF-8 passes. Writes at most size
+ * bytes to buf, NUL included, never cutting an escape or a character in two.
+ * Returns the length written.
+ */
+size_t escape_text(char *buf, size_t size, const char *s);
 
 /* Trim leading and trailing white space in place; returns s. */
 char *strstrip(char *s);

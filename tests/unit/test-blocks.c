@@ -271,6 +271,50 @@ static void test_scan_skips_unreadable(void **state) {
         block_set_clear(&set);
 }
 
+/* A node link past NODE_ID_MAX is no node: it must not reach the planner as one. */
+static void test_node_link_out_of_range(void **state) {
+        const char *root = *state;
+        struct mem_block b = {};
+
+        fake_add_block(root, 5, -1, "offline", "Movable");
+        fake_symlink(root, "devices/system/memory/memory5/node99999999", "../../node/node99999999");
+        assert_int_equal(block_read(root, BS, 5, &b), 0);
+        assert_int_equal(b.node, NODE_NONE);
+        fake_symlink(root, "devices/system/memory/memory5/node1024", "../../node/node1024");
+        assert_int_equal(block_read(root, BS, 5, &b), 0);
+        assert_int_equal(b.node, NODE_NONE);
+        fake_symlink(root, "devices/system/memory/memory5/node1023", "../../node/node1023");
+        assert_int_equal(block_read(root, BS, 5, &b), 0);
+        assert_int_equal(b.node, 1023);
+}
+
+/* id * block_size must not wrap: a wrapped start could match a range rule. */
+static void test_phys_start(void **state) {
+        const char *root = *state;
+        const uint64_t top = UINT64_MAX / BS;   /* the first id whose end passes 2^64 */
+        struct mem_block b = { .id = 7 };
+        uint64_t start = 5;
+
+        (void) state;
+        assert_int_equal(block_phys_start(0, BS, &start), 0);
+        assert_int_equal(start, 0);
+        assert_int_equal(block_phys_start(32, BS, &start), 0);
+        assert_int_equal(start, 32 * BS);
+        assert_int_equal(block_phys_start(top - 1, BS, &start), 0);
+        assert_true(start == (top - 1) * BS);
+        start = 5;
+        assert_int_equal(block_phys_start(top, BS, &start), -ERANGE);
+        assert_int_equal(block_phys_start(UINT64_C(1) << 37, BS, &start), -ERANGE);
+        assert_int_equal(block_phys_start(UINT64_MAX, 1, &start), -ERANGE);
+        assert_int_equal(block_phys_start(1, 0, &start), -EINVAL);
+        assert_int_equal(start, 5);
+
+        /* memory137438953472 * 128 MiB is 2^64: refused, not read as address 0. */
+        fake_add_block(root, UINT64_C(1) << 37, 0, "offline", "Movable");
+        assert_int_equal(block_read(root, BS, UINT64_C(1) << 37, &b), -ERANGE);
+        assert_int_equal(b.id, 7);
+}
+
 static void test_scan_no_memory_dir(void **state) {
         char *root = fake_tree_new();
         struct block_set set = {};
@@ -310,6 +354,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_filter, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_vanished, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_unreadable, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_node_link_out_of_range, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_phys_start, setup, teardown),
                 cmocka_unit_test(test_scan_no_memory_dir),
                 cmocka_unit_test_setup_teardown(test_clear_frees_strings, setup, teardown),
         };

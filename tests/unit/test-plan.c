@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -832,6 +833,29 @@ static void test_groups_and_unknown_node(void **state) {
         block_set_clear(&s);
 }
 
+/* A node id past NODE_ID_MAX sized the group slots: INT_MAX overflowed them. */
+static void test_node_out_of_range(void **state) {
+        _cleanup_topology_ struct topology *t = standard_machine();
+        _cleanup_policy_ struct policy *p = policy_plain();
+        struct plan *plan = (struct plan *) 0x1;
+        struct block_set s = {};
+        static const int bad[] = { NODE_ID_MAX + 1, 99999999, INT_MAX };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                add_blocks(&s, 100, 1, 0);
+                add_blocks(&s, 700, 1, bad[i]);
+                assert_int_equal(plan_build(&s, t, p, &plan), -ERANGE);
+                assert_ptr_equal(plan, (struct plan *) 0x1);
+                block_set_clear(&s);
+        }
+        add_blocks(&s, 700, 1, NODE_ID_MAX);
+        plan = build(&s, t, p);
+        assert_int_equal(plan->n_groups, 1);
+        assert_int_equal(plan->groups[0].node, NODE_ID_MAX);
+        plan_free(plan);
+        block_set_clear(&s);
+}
+
 static void test_chunking(void **state) {
         _cleanup_topology_ struct topology *t = topo_new(1, 4);
         _cleanup_policy_ struct policy *p = policy_plain();
@@ -1155,6 +1179,7 @@ int main(void) {
                 cmocka_unit_test(test_banned_cpus),
                 cmocka_unit_test(test_isolated_cpus),
                 cmocka_unit_test(test_groups_and_unknown_node),
+                cmocka_unit_test(test_node_out_of_range),
                 cmocka_unit_test(test_chunking),
                 cmocka_unit_test(test_print),
                 cmocka_unit_test(test_deterministic),

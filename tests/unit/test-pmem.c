@@ -169,6 +169,29 @@ static void test_scan_not_nd(void **state) {
         assert_int_equal(d->target_node, NODE_NONE);
 }
 
+/* A target_node past NODE_ID_MAX is no node (99999999 once cost 8 s and 1.5 GiB in the planner). */
+static void test_scan_target_node_out_of_range(void **state) {
+        struct ctx *c = *state;
+        struct fake_dax big = kmem0;
+        _cleanup_free_ char *dir = NULL, *rel = NULL;
+        const struct pmem_device *d;
+
+        big.target_node = 99999999;
+        dir = fake_add_dax_device(c->root, &big);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        d = pmem_devices_find(&c->devs, "dax0.0");
+        assert_non_null(d);
+        assert_int_equal(d->target_node, NODE_NONE);
+
+        assert_true(asprintf(&rel, "%s/target_node", dir) > 0);
+        fake_write(c->root, rel, "%d\n", NODE_ID_MAX + 1);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].target_node, NODE_NONE);
+        fake_write(c->root, rel, "%d\n", NODE_ID_MAX);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].target_node, NODE_ID_MAX);
+}
+
 static void test_scan_pmem_from_nstype(void **state) {
         struct ctx *c = *state;
 
@@ -454,7 +477,6 @@ static void test_daxctl_conf_parse(void **state) {
         assert_non_null(cl);
         assert_int_equal(count, 1);
         assert_string_equal(cl->file, "daxctl.conf.d/10-pmem.conf");
-        assert_int_equal(cl->line, 3);
         assert_string_equal(cl->section, "pmem0");
         assert_string_equal(cl->mode, "system-ram");
         assert_int_equal(cl->online, 0);
@@ -472,12 +494,98 @@ static void test_daxctl_conf_parse(void **state) {
         assert_null(pmem_daxctl_conf_find(&conf, "66666666-6666-6666-6666-666666666666", NULL));
         assert_null(pmem_daxctl_conf_find(&conf, "88888888-8888-8888-8888-888888888888", NULL));
         assert_int_equal(conf.n_ignored, 5);
-        assert_non_null(strstr(conf.ignored[0], "daxctl.conf.d/20-broken.conf:4: expected 'key = value'"));
-        assert_non_null(strstr(conf.ignored[1], "daxctl.conf.d/30-incomplete.conf:1: [reconfigure-device nouuid] has no nvdimm.uuid"));
-        assert_non_null(strstr(conf.ignored[2], "30-incomplete.conf:3: [reconfigure-device badmode] mode = 'ram'"));
-        assert_non_null(strstr(conf.ignored[3], "30-incomplete.conf:6: [reconfigure-device upper] nvdimm.uuid"));
-        assert_non_null(strstr(conf.ignored[4], "40-unterminated.conf:1: unterminated section header"));
+        assert_string_equal(conf.ignored[0], "daxctl.conf.d/20-broken.conf:4: syntax error: daxctl rejects the whole file");
+        assert_non_null(strstr(conf.ignored[1], "daxctl.conf.d/30-incomplete.conf: [reconfigure-device nouuid] has no nvdimm.uuid"));
+        assert_non_null(strstr(conf.ignored[2], "30-incomplete.conf: [reconfigure-device badmode] mode = 'ram'"));
+        assert_non_null(strstr(conf.ignored[3], "30-incomplete.conf: [reconfigure-device upper] nvdimm.uuid"));
+        assert_non_null(strstr(conf.ignored[4], "40-unterminated.conf:1: syntax error"));
         pmem_daxctl_conf_clear(&conf);
+}
+
+/* Where libiniparser reads a file differently from a plain INI reading: as daxctl sees it. */
+static void test_daxctl_conf_iniparser(void **state) {
+        struct ctx *c = *state;
+        struct daxctl_conf conf = {};
+        const struct daxctl_claim *cl;
+        _cleanup_free_ char *long_line = NULL, *fifo = NULL;
+        char dir[512];
+        size_t count;
+
+        snprintf(dir, sizeof(dir), "%s/d", c->root);
+        /* A section given twice is one section: the later keys win. */
+        fake_write(c->root, "d/10-twice.conf",
+                   "[reconfigure-device a]\nnvdimm.uuid = " UUID_DAX0 "\nmode = devdax\n"
+                   "[reconfigure-device a]\nmode = system-ram\nonline = no\n");
+        /* A quoted value keeps its ';', an unquoted one ends there; a key before any section is no claim. */
+        fake_write(c->root, "d/20-values.conf",
+                   "nvdimm.uuid = " UUID_DAX1 "\n"
+                   "[reconfigure-device b]\nnvdimm.uuid = '" UUID_DAX1 "'\nmode = system-ram;devdax\n"
+                   "movable = \"no;really\"\n");
+        /* A ':' in the section name hides it from iniparser's section list: daxctl never sees it. */
+        fake_write(c->root, "d/30-colon.conf",
+                   "[reconfigure-device c:d]\nnvdimm.uuid = 77777777-7777-7777-7777-777777777777\nmode = system-ram\n");
+        /* A line of 1024 bytes or more makes iniparser refuse the file, naming the line. */
+        long_line = malloc(1100);
+        assert_non_null(long_line);
+        memset(long_line, 'x', 1099);
+        long_line[1099] = '\0';
+        fake_write(c->root, "d/40-long.conf",
+                   "[reconfigure-device e]\nnvdimm.uuid = 66666666-6666-6666-6666-666666666666\n"
+                   "mode = system-ram\n# %s\n", long_line);
+        /* A continued line (trailing backslash) is one line. */
+        fake_write(c->root, "d/50-continued.conf",
+                   "[reconfigure-device f]\nnvdimm.uuid = 55555555-5555-5555-\\\n5555-555555555555\n"
+                   "mode = system-ram\n");
+        /* Text from the files is escaped where it is printed, and so are their names in any message. */
+        fake_write(c->root, "d/70-escape.conf", "[reconfigure-device \x1b[2Jx]\nmode = system-ram\n");
+        fake_write(c->root, "d/80-\x1b]0;name\x07.conf", "[reconfigure-device n]\nmode = system-ram\n");
+        /* Not a regular file: daxctl's scandir() filter skips it, and we never open (or block on) it. */
+        assert_true(asprintf(&fifo, "%s/60-fifo.conf", dir) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+
+        alarm(10);
+        assert_int_equal(pmem_daxctl_conf_load(dir, &conf), 0);
+        alarm(0);
+
+        cl = pmem_daxctl_conf_find(&conf, UUID_DAX0, &count);
+        assert_non_null(cl);
+        assert_int_equal(count, 1);
+        assert_string_equal(cl->mode, "system-ram");
+        assert_int_equal(cl->online, 0);
+
+        /* "system-ram;devdax" is "system-ram" to iniparser. */
+        cl = pmem_daxctl_conf_find(&conf, UUID_DAX1, &count);
+        assert_non_null(cl);
+        assert_int_equal(count, 1);
+        assert_string_equal(cl->section, "b");
+        assert_string_equal(cl->mode, "system-ram");
+        assert_int_equal(cl->movable, 0);
+
+        assert_null(pmem_daxctl_conf_find(&conf, "77777777-7777-7777-7777-777777777777", NULL));
+        assert_null(pmem_daxctl_conf_find(&conf, "66666666-6666-6666-6666-666666666666", NULL));
+        cl = pmem_daxctl_conf_find(&conf, "55555555-5555-5555-5555-555555555555", NULL);
+        assert_non_null(cl);
+        assert_string_equal(cl->section, "f");
+        assert_int_equal(conf.n_claims, 3);
+        assert_int_equal(conf.n_ignored, 3);
+        assert_string_equal(conf.ignored[2], "d/80-\\x1b]0;name\\x07.conf: [reconfigure-device n] has no nvdimm.uuid: "
+                            "daxctl never matches it");
+        assert_string_equal(conf.ignored[0], "d/40-long.conf:4: line too long for iniparser (1023 bytes at most): "
+                            "daxctl rejects the whole file");
+        pmem_daxctl_conf_clear(&conf);
+
+        {
+                _cleanup_free_ char *out = NULL;
+                struct policy p = { .respect_daxctl = true };
+                size_t len = 0;
+                FILE *f = open_memstream(&out, &len);
+
+                assert_non_null(f);
+                assert_int_equal(pmem_print_decisions(NULL, &p, dir, f), 0);
+                assert_int_equal(fclose(f), 0);
+                assert_null(strchr(out, '\x1b'));
+                assert_non_null(strstr(out, "[reconfigure-device \\x1b[2jx] has no nvdimm.uuid"));
+        }
 }
 
 static void test_daxctl_conf_missing_dir(void **state) {
@@ -782,7 +890,7 @@ static void test_print_decisions(void **state) {
                 "device=dax5.0 action=skip zone=online_movable reason=\"not on a pmem region (convert_devdax "
                 "covers pmem; add a [device] rule with convert=yes)\" namespace=- region=-1 node=-1 "
                 "size=2147483648 mode=devdax\n"
-                "daxctl-conf-ignored=\"daxctl.conf.d/x.conf:1: [reconfigure-device q] has no nvdimm.uuid: "
+                "daxctl-conf-ignored=\"daxctl.conf.d/x.conf: [reconfigure-device q] has no nvdimm.uuid: "
                 "daxctl never matches it\"\n");
 }
 
@@ -837,7 +945,6 @@ static void test_report_device(void **state) {
 }
 
 static void test_convert_errors(void **state) {
-        struct ctx *c = *state;
         struct pmem_convert_result res;
 
         /* Bad names never reach libdaxctl. */
@@ -846,18 +953,38 @@ static void test_convert_errors(void **state) {
         assert_non_null(strstr(res.reason, "not a dax device name"));
         assert_int_equal(pmem_convert("/sys", NULL, &res), -EINVAL);
 
-        /* A test tree never reaches libdaxctl, which would act on the real /sys. */
-        assert_int_equal(pmem_convert(c->root, "dax0.0", &res), -EOPNOTSUPP);
-        assert_non_null(strstr(res.reason, "real /sys only"));
-
         /* Only reads /sys: no dax device has this name on any machine we run tests on. */
-        int r = pmem_convert("/sys", "dax4095.4095", &res);
+        int r = pmem_convert("/sys/", "dax4095.4095", &res);
         if (r != -ENOENT)
                 skip();         /* libdaxctl cannot start here (no kmod); nothing to assert */
         assert_int_equal(res.error, -ENOENT);
         assert_non_null(strstr(res.reason, "dax4095.4095: no such dax device"));
         assert_false(res.already);
         assert_int_equal(res.bind_usec, 0);
+}
+
+/* libdaxctl acts on the real /sys whatever the root: a test tree's device is refused, not looked up there. */
+static void test_convert_other_root(void **state) {
+        struct ctx *c = *state;
+        struct pmem_convert_result res;
+        struct fake_dax dev = devdax1;
+        _cleanup_free_ char *missing = NULL;
+
+        dev.region = 4095;
+        dev.id = 4095;
+        add_dax(c, &dev);
+        memset(&res, 0x55, sizeof(res));
+        assert_int_equal(pmem_convert(c->root, "dax4095.4095", &res), -EXDEV);
+        assert_int_equal(res.error, -EXDEV);
+        assert_non_null(strstr(res.reason, "only the real /sys"));
+        assert_non_null(strstr(res.reason, c->root));
+        assert_int_equal(res.mode_before, PMEM_MODE_UNKNOWN);
+        assert_int_equal(res.bind_usec, 0);
+
+        assert_true(asprintf(&missing, "%s/no-such-dir", c->root) > 0);
+        assert_int_equal(pmem_convert(missing, "dax4095.4095", &res), -ENOENT);
+        assert_non_null(strstr(res.reason, "no-such-dir"));
+        assert_int_equal(pmem_convert(NULL, "dax4095.4095", &res), -EINVAL);
 }
 
 static void test_strings(void **state) {
@@ -872,6 +999,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_order, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_namespace_from_nd_dax, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_not_nd, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_convert_other_root, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_scan_target_node_out_of_range, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_pmem_from_nstype, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_modes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_mappings, setup, teardown),
@@ -882,6 +1011,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_attribute_many, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_daxctl_conf_parse, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_daxctl_conf_missing_dir, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_daxctl_conf_iniparser, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_daxctl_conf_duplicate_claims, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_decide_defaults, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_decide_not_devdax, setup, teardown),

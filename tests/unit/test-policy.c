@@ -3,6 +3,9 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include "cpuset.h"
 #include "fake-tree.h"
 #include "policy.h"
@@ -36,8 +39,7 @@ static char *write_conf(void **state, const char *name, const char *text, size_t
         return path;
 }
 
-static struct policy *load_ok(void **state, const char *text) {
-        _cleanup_free_ char *path = write_conf(state, "ok.conf", text, strlen(text));
+static struct policy *load_path_ok(const char *path) {
         struct policy_error err = {};
         struct policy *p = NULL;
         int r;
@@ -45,6 +47,13 @@ static struct policy *load_ok(void **state, const char *text) {
         r = policy_load(path, &p, &err);
         if (r < 0)
                 fail_msg("unexpected error %d: %s:%u: %s", r, err.file, err.line, err.reason);
+        return p;
+}
+
+static struct policy *load_ok(void **state, const char *text) {
+        _cleanup_free_ char *path = write_conf(state, "ok.conf", text, strlen(text));
+        struct policy *p = load_path_ok(path);
+
         assert_non_null(p);
         assert_string_equal(p->path, path);
         return p;
@@ -356,6 +365,9 @@ static void test_bad_numbers(void **state) {
         expect_error(state, "[device d]\nmin_size = 16X\n", 2, "expected a size");
         expect_error(state, "[device d]\nmin_size = -1G\n", 2, "expected a size");
         expect_error(state, "[device d]\nmin_size = 99999999999T\n", 2, "out of range");
+        expect_error(state, "[device d]\nmin_size = 0x0x10\n", 2, "expected a size");
+        expect_error(state, "[device d]\nmin_size = 0x\n", 2, "expected a size");
+        expect_error(state, "[range 0x0x100000+1M]\nzone = skip\n", 1, "expected START-END");
         expect_error(state, "[device d]\nmatch_region = regionX\n", 2, "expected a region id");
         expect_error(state, "[device d]\nmatch_node = 1024\n", 2, "out of range (0..1023)");
         expect_error(state, "[node 1024]\nzone = skip\n", 1, "out of range");
@@ -572,7 +584,7 @@ static void test_not_text(void **state) {
         for (size_t i = 80; i < n; i += 80)
                 big[i] = '\n';
         bigpath = write_conf(state, "big.conf", big, n);
-        assert_int_equal(policy_load(bigpath, &p, &err), -EINVAL);
+        assert_int_equal(policy_load(bigpath, &p, &err), -EFBIG);
         assert_ptr_equal(p, SENTINEL);
         assert_int_equal(err.line, 0);
         assert_non_null(strstr(err.reason, "1 MiB"));
@@ -583,13 +595,228 @@ static void test_not_text(void **state) {
         policy_unref(p);
         p = SENTINEL;
 
-        /* Long comments are fine, a long value line is not. */
+        /* Long lines are fine; their numbers are still checked. */
         assert_true(asprintf(&longline, "[daemon]\n#%0300d\nbanned_cpus = 1%0300d\n", 0, 0) > 0);
-        expect_error(state, longline, 3, "too long");
+        expect_error(state, longline, 3, "banned_cpus: CPU number out of range");
+}
 
-        /* A directory is no config file. */
-        assert_int_equal(policy_load((const char *) *state, &p, &err), -EISDIR);
+/* A banned_cpus list longer than inih's 200-byte line: the admin of a big machine writes one. */
+static void test_long_lines(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *text = NULL;
+        char *list = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&list, &len);
+
+        assert_non_null(f);
+        for (unsigned cpu = 0; cpu < 2048; cpu += 2)
+                fprintf(f, "%s%u", cpu ? "," : "", cpu);
+        assert_int_equal(fclose(f), 0);
+        assert_true(len > 4000);
+        assert_true(asprintf(&text, "[daemon]\nbanned_cpus = %s\n[zones]\ndefault = online\n", list) > 0);
+        free(list);
+        p = load_ok(state, text);
+        assert_int_equal(cpuset_count(p->banned_cpus), 1024);
+        assert_true(cpuset_isset(p->banned_cpus, 2046));
+        assert_false(cpuset_isset(p->banned_cpus, 2047));
+        assert_int_equal(p->default_zone, ZONE_ONLINE);
+}
+
+/* The file must be refused as a whole, fast, with reason containing what. */
+static void expect_file_error(const char *path, int want, const char *what) {
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+        uint64_t start = now_usec();
+        int r;
+
+        /* A FIFO once blocked here for good: fail the test, do not hang it. */
+        alarm(10);
+        r = policy_load(path, &p, &err);
+        alarm(0);
+        if (r != want || err.line != 0 || !strstr(err.reason, what))
+                fail_msg("%s: want %d with \"%s\", got %d: %s:%u: %s", path, want, what, r, err.file, err.line,
+                         err.reason);
         assert_ptr_equal(p, SENTINEL);
+        assert_string_equal(err.file, path);
+        assert_true(now_usec() - start < 5 * USEC_PER_SEC);
+}
+
+/* Only a regular file is a config file: never block on or open anything else. */
+static void test_not_regular(void **state) {
+        const char *dir = *state;
+        _cleanup_free_ char *fifo = NULL, *dangling = NULL, *dev = NULL, *big = NULL;
+        _cleanup_close_ int fd = -1;
+
+        assert_true(asprintf(&fifo, "%s/fifo.conf", dir) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        expect_file_error(fifo, -EINVAL, "is a FIFO, not a regular file");
+
+        expect_file_error(dir, -EISDIR, "is a directory");
+
+        assert_true(asprintf(&dev, "%s/null.conf", dir) > 0);
+        assert_int_equal(symlink("/dev/null", dev), 0);
+        expect_file_error(dev, -EINVAL, "is a character device, not a regular file");
+
+        assert_true(asprintf(&dangling, "%s/dangling.conf", dir) > 0);
+        assert_int_equal(symlink("nowhere.conf", dangling), 0);
+        expect_file_error(dangling, -ENOLINK, "dangling symbolic link");
+
+        /* Sparse: over the limit by its size, without writing a byte. */
+        assert_true(asprintf(&big, "%s/sparse.conf", dir) > 0);
+        fd = open(big, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) 16 << 30), 0);
+        expect_file_error(big, -EFBIG, "is larger than 1048576 bytes (1 MiB)");
+}
+
+/* Text from the file reaches a terminal: control characters are shown escaped. */
+static void test_error_escapes(void **state) {
+        _cleanup_free_ char *path = NULL;
+        static const char text[] = "[zones]\ndefault = \x1b]52;c;b3duZWQ=\x07\x1b[2J\r\n";
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+
+        path = write_conf(state, "esc.conf", text, sizeof(text) - 1);
+        assert_int_equal(policy_load(path, &p, &err), -EINVAL);
+        assert_int_equal(err.line, 2);
+        for (const char *c = err.reason; *c; c++)
+                assert_true((unsigned char) *c >= 0x20 && *c != 0x7f);
+        assert_non_null(strstr(err.reason, "got \"\\x1b]52;c;b3duZWQ=\\x07\\x1b[2J\""));
+        expect_error(state, "[device \x1b[31mred]\nzone = skip\n[device \x1b[31mred]\nzone = skip\n", 3,
+                     "duplicate section [device \\x1b[31mred]");
+}
+
+/* ---- drop-ins: FILE.d/NAME.conf after FILE, in lexical order --------------- */
+
+static void expect_path_error(const char *path, int want, const char *file, unsigned line, const char *what) {
+        struct policy_error err = {};
+        struct policy *p = SENTINEL;
+        int r;
+
+        r = policy_load(path, &p, &err);
+        if (r != want || !streq(err.file, file) || err.line != line || !strstr(err.reason, what))
+                fail_msg("want %d at %s:%u with \"%s\", got %d at %s:%u: %s", want, file, line, what, r, err.file,
+                         err.line, err.reason);
+        assert_ptr_equal(p, SENTINEL);
+}
+
+static void test_dropins(void **state) {
+        const char *dir = *state;
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *main_conf = NULL, *a = NULL, *b = NULL;
+
+        main_conf = write_conf(state, "m.conf",
+                               "[daemon]\nsettle_ms = 10\n[node 1]\nzone = online_kernel\n[exclude]\nnode = 3\n"
+                               "[range 4G+1G]\nzone = skip\n", 99);
+        fake_write(dir, "m.conf.d/10-a.conf",
+                   "[daemon]\nsettle_ms = 20\n[node 1]\nworkers = 2\n[exclude]\nnode = 4\n"
+                   "[device x]\nzone = skip\n[range 4G+1G]\nzone = online\n");
+        /* Lexical order: "9-b" sorts after "10-a". */
+        fake_write(dir, "m.conf.d/9-b.conf", "[node 1]\nzone = online_movable\n[daemon]\nsettle_ms = 25\n");
+        /* Not drop-ins: other names, hidden files, a directory. */
+        fake_write(dir, "m.conf.d/99-c.conf.bak", "[daemon]\nsettle_ms = 1\n");
+        fake_write(dir, "m.conf.d/.99-hidden.conf", "[daemon]\nsettle_ms = 2\n");
+        fake_write(dir, "m.conf.d/README", "not a config\n");
+        fake_write(dir, "m.conf.d/sub.conf/x.conf", "[daemon]\nsettle_ms = 3\n");
+        p = load_path_ok(main_conf);
+
+        assert_string_equal(p->path, main_conf);
+        assert_int_equal(p->settle_ms, 25);
+        assert_int_equal(p->n_nodes, 1);
+        assert_int_equal(p->nodes[0].zone, ZONE_MOVABLE);
+        assert_true(p->nodes[0].has_workers);
+        assert_int_equal(p->nodes[0].workers.count, 2);
+        assert_int_equal(p->n_ranges, 1);
+        assert_int_equal(p->ranges[0].zone, ZONE_ONLINE);
+        assert_int_equal(p->n_devices, 1);
+        assert_int_equal(p->n_exclusions, 2);
+        assert_int_equal(p->exclusions[1].node, 4);
+        assert_int_equal(p->exclusions[1].line, 6);
+        assert_true(asprintf(&a, "%s/m.conf.d/10-a.conf", dir) > 0);
+        assert_true(asprintf(&b, "%s/m.conf.d/9-b.conf", dir) > 0);
+        assert_string_equal(p->exclusions[0].file, main_conf);
+        assert_string_equal(p->exclusions[1].file, a);
+        assert_string_equal(p->devices[0].file, a);
+        /* A rule names the file that last set it. */
+        assert_string_equal(p->nodes[0].file, b);
+        assert_int_equal(p->nodes[0].line, 1);
+        assert_int_equal(p->n_files, 3);
+        assert_string_equal(p->files[0], main_conf);
+        assert_string_equal(p->files[1], a);
+        assert_string_equal(p->files[2], b);
+}
+
+static void test_dropin_errors(void **state) {
+        const char *dir = *state;
+        _cleanup_free_ char *main_conf = NULL, *a = NULL, *fifo = NULL, *big = NULL;
+
+        main_conf = write_conf(state, "m.conf", "[daemon]\nmax_wait_ms = 100\n[range 4G+1G]\nzone = skip\n", 53);
+        assert_true(asprintf(&a, "%s/m.conf.d/a.conf", dir) > 0);
+
+        /* Each error names the drop-in and its line. */
+        fake_write(dir, "m.conf.d/a.conf", "[zones]\n\ndefault = sideways\n");
+        expect_path_error(main_conf, -EINVAL, a, 3, "expected online");
+        fake_write(dir, "m.conf.d/a.conf", "[node 2]\nzone = skip\n[node 2]\nzone = online\n");
+        expect_path_error(main_conf, -EINVAL, a, 3, "duplicate section [node 2], first at line 1");
+        fake_write(dir, "m.conf.d/a.conf", "[range 4G+2G]\nzone = skip\n");
+        expect_path_error(main_conf, -EINVAL, a, 1, "overlaps [range 0x100000000-0x13fffffff]");
+        /* Checks across keys point at the later one, in the later file. */
+        fake_write(dir, "m.conf.d/a.conf", "\n[daemon]\nsettle_ms = 200\n");
+        expect_path_error(main_conf, -EINVAL, a, 3, "max_wait_ms = 100 is shorter than settle_ms = 200");
+        /* A section does not carry over from the file before. */
+        fake_write(dir, "m.conf.d/a.conf", "settle_ms = 20\n");
+        expect_path_error(main_conf, -EINVAL, a, 1, "outside of any section");
+        fake_write(dir, "m.conf.d/a.conf", "[daemon]\nsettle_ms = 20\n");
+
+        /* Whole-file faults of a drop-in, as of the main file. */
+        assert_true(asprintf(&fifo, "%s/m.conf.d/b.conf", dir) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        alarm(10);
+        expect_path_error(main_conf, -EINVAL, fifo, 0, "is a FIFO");
+        alarm(0);
+        assert_int_equal(unlink(fifo), 0);
+
+        /* All files together are bounded too. */
+        big = malloc(700 * 1024);
+        assert_non_null(big);
+        memset(big, '#', 700 * 1024);
+        big[700 * 1024 - 1] = '\0';
+        fake_write(dir, "m.conf.d/c.conf", "%s\n", big);
+        fake_write(dir, "m.conf.d/d.conf", "%s\n", big);
+        free(big);
+        big = NULL;
+        assert_true(asprintf(&big, "%s/m.conf.d/d.conf", dir) > 0);
+        expect_path_error(main_conf, -EFBIG, big, 0, "all files together");
+        fake_unlink(dir, "m.conf.d/c.conf");
+        fake_unlink(dir, "m.conf.d/d.conf");
+
+        /* The drop-in directory must be one. */
+        fake_unlink(dir, "m.conf.d/a.conf");
+        fake_rmdir(dir, "m.conf.d");
+        fake_write(dir, "m.conf.d", "x\n");
+        free(fifo);
+        fifo = NULL;
+        assert_true(asprintf(&fifo, "%s/m.conf.d", dir) > 0);
+        expect_path_error(main_conf, -ENOTDIR, fifo, 0, "not a directory");
+}
+
+/* Drop-ins apply without the main file; with neither there is nothing (-ENOENT). */
+static void test_dropins_without_main(void **state) {
+        const char *dir = *state;
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *main_conf = NULL;
+        struct policy *q = SENTINEL;
+
+        assert_true(asprintf(&main_conf, "%s/absent.conf", dir) > 0);
+        assert_int_equal(policy_load(main_conf, &q, NULL), -ENOENT);
+        assert_ptr_equal(q, SENTINEL);
+        fake_mkdir(dir, "absent.conf.d");
+        assert_int_equal(policy_load(main_conf, &q, NULL), -ENOENT);
+        fake_write(dir, "absent.conf.d/a.conf", "[daemon]\nretries = 9\n");
+        p = load_path_ok(main_conf);
+        assert_int_equal(p->retries, 9);
+        assert_int_equal(p->settle_ms, 30);
+        assert_int_equal(p->n_files, 1);
 }
 
 static void test_zone_strings(void **state) {
@@ -640,6 +867,12 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_workers_for_node, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_not_text, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_long_lines, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_not_regular, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_error_escapes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dropins, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dropin_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dropins_without_main, setup, teardown),
                 cmocka_unit_test(test_zone_strings),
         };
 

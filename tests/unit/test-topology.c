@@ -423,10 +423,38 @@ static void test_unreadable_block(void **state) {
         t = load(root);
         assert_int_equal(topology_node(t, 0)->kernel_bytes, 7 * BS);
         assert_int_equal(topology_node(t, 1)->kernel_bytes, 8 * BS);
-        /* Not in the block table either: whoever needs it reads it afresh. */
-        assert_null(topology_block(t, 3));
-        assert_non_null(topology_block(t, 2));
-        assert_non_null(topology_block(t, 4));
+        /* In the table, unread and said so, for the runner to report: never skipped in silence. */
+        assert_non_null(topology_block(t, 3));
+        assert_int_equal(topology_block(t, 3)->state, BLOCK_STATE_UNKNOWN);
+        assert_int_equal(topology_block(t, 3)->error, -EISDIR);
+        assert_int_equal(topology_block(t, 2)->error, 0);
+        assert_int_equal(topology_block(t, 4)->state, BLOCK_STATE_ONLINE);
+
+        /* A refresh says so too, and forgets it once the block reads again. */
+        fake_add_block(root, 20, 1, "offline", "Movable");
+        fake_unlink(root, "devices/system/memory/memory20/state");
+        fake_mkdir(root, "devices/system/memory/memory20/state");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 3, 20 }, 2, 0), 0);
+        assert_int_equal(topology_block(t, 3)->error, -EISDIR);
+        assert_int_equal(topology_block(t, 20)->error, -EISDIR);
+        assert_int_equal(topology_block(t, 20)->state, BLOCK_STATE_UNKNOWN);
+        fake_rmdir(root, "devices/system/memory/memory3/state");
+        fake_write(root, "devices/system/memory/memory3/state", "online\n");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 3 }, 1, 0), 0);
+        assert_int_equal(topology_block(t, 3)->error, 0);
+        assert_int_equal(topology_block(t, 3)->state, BLOCK_STATE_ONLINE);
+        assert_int_equal(topology_node(t, 0)->kernel_bytes, 8 * BS);
+        topology_free(TAKE_PTR(t));
+
+        /* A block whose address would wrap is as unreadable: it must not look like address 0. */
+        fake_add_block(root, UINT64_C(1) << 37, 1, "offline", "Movable");
+        t = load(root);
+        assert_int_equal(topology_block(t, UINT64_C(1) << 37)->error, -ERANGE);
+        assert_int_equal(topology_block(t, UINT64_C(1) << 37)->state, BLOCK_STATE_UNKNOWN);
+        assert_int_equal(topology_node(t, 1)->last_block, 15);   /* unread blocks span nothing */
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { (UINT64_C(1) << 37) + 1 }, 1,
+                                          TOPO_REFRESH_TRUST_NEW), 0);
+        assert_int_equal(topology_block(t, (UINT64_C(1) << 37) + 1)->error, -ERANGE);
 }
 
 /* Every readable block's state and node link, for the runner to reuse. */
@@ -473,68 +501,179 @@ static void test_no_blocks_span(void **state) {
         assert_int_equal(topology_node(t, 2)->movable_bytes, 0);
 }
 
-static void assert_load_fails(const char *root, int want) {
-        struct topology sentinel, *t = &sentinel;
-        int r = topology_load(root, &t);
-
-        if (r != want)
-                fail_msg("topology_load: got %d, want %d", r, want);
-        assert_ptr_equal(t, &sentinel);         /* untouched on failure */
+/* Some note of t's contains what. */
+static void assert_note(const struct topology *t, const char *what) {
+        for (size_t i = 0; i < t->n_notes; i++)
+                if (strstr(t->notes[i], what))
+                        return;
+        for (size_t i = 0; i < t->n_notes; i++)
+                print_message("note: %s\n", t->notes[i]);
+        fail_msg("no note says \"%s\"", what);
 }
 
+/* One bad attribute costs that piece, with a note saying why, never the whole machine. */
 static void test_malformed(void **state) {
         const char *root = *state;
-        char *saved;
+        static const char *const bad_online[] = { "2\n", "yes\n", "" };
+        _cleanup_free_ char *saved = NULL, *long_line = NULL;
+        size_t long_len = 100000;
 
-        fake_write(root, "devices/system/cpu/cpu2/online", "2\n");
-        assert_load_fails(root, -EINVAL);
-        fake_write(root, "devices/system/cpu/cpu2/online", "yes\n");
-        assert_load_fails(root, -EINVAL);
+        for (size_t i = 0; i < ELEMENTSOF(bad_online); i++) {
+                _cleanup_topology_ struct topology *t = NULL;
+
+                if (bad_online[i][0])
+                        fake_write(root, "devices/system/cpu/cpu2/online", "%s", bad_online[i]);
+                else {
+                        fake_unlink(root, "devices/system/cpu/cpu2/online");
+                        fake_mkdir(root, "devices/system/cpu/cpu2/online");
+                }
+                t = load(root);
+                assert_true(t->cpus[2].present);
+                assert_false(t->cpus[2].online);        /* never written from */
+                assert_true(t->cpus[3].online);
+                assert_note(t, "cpu2/online");
+                assert_picks(t, 0, NULL, 8, "0,1");     /* core {0,2} still has cpu0 */
+                if (!bad_online[i][0])
+                        fake_rmdir(root, "devices/system/cpu/cpu2/online");
+        }
         fake_write(root, "devices/system/cpu/cpu2/online", "1\n");
 
         saved = fake_read(root, "devices/system/node/node1/distance");
-        fake_write(root, "devices/system/node/node1/distance", "20 ten 17\n");
-        assert_load_fails(root, -EINVAL);
-        fake_write(root, "devices/system/node/node1/distance", "20 10\n");  /* too few */
-        assert_load_fails(root, -EINVAL);
-        fake_write(root, "devices/system/node/node1/distance", "%s\n", saved);
-        free(saved);
+        long_line = malloc(long_len + 1);
+        assert_non_null(long_line);
+        for (size_t i = 0; i < long_len; i += 3)
+                memcpy(long_line + i, "10 ", MIN((size_t) 3, long_len - i));
+        long_line[long_len] = '\0';
+        const char *bad_distances[] = { "20 ten 17", "20 10", "20 99999999999 17", long_line };
+        for (size_t i = 0; i < ELEMENTSOF(bad_distances); i++) {
+                _cleanup_topology_ struct topology *t = NULL;
 
-        fake_write(root, "devices/system/node/node0/cpulist", "0-\n");
-        assert_load_fails(root, -EINVAL);
-        fake_write(root, "devices/system/node/node0/cpulist", "0-3\n");
-
-        fake_write(root, "devices/system/cpu/cpu1/topology/thread_siblings_list", "1;3\n");
-        assert_load_fails(root, -EINVAL);
-        fake_write(root, "devices/system/cpu/cpu1/topology/thread_siblings_list", "1,3\n");
-
-        /* An unreadable isolated/nohz_full list must not stop onlining. */
-        fake_write(root, "devices/system/cpu/isolated", "garbage\n");
-        fake_write(root, "devices/system/cpu/nohz_full", "1-\n");
-        {
-                _cleanup_topology_ struct topology *lenient = load(root);
-
-                assert_int_equal(cpuset_count(lenient->isolated), 0);
+                fake_write(root, "devices/system/node/node1/distance", "%s\n", bad_distances[i]);
+                t = load(root);
+                assert_int_equal(t->n_nodes, 3);
+                /* Node 1's distances are unknown; the others' still count. */
+                for (int k = 0; k <= t->max_node; k++)
+                        assert_int_equal(topology_node(t, 1)->distance[k], 0);
+                assert_int_equal(topology_node(t, 2)->distance[1], 17);
+                assert_int_equal(writer(t, 2, NULL), 1);
+                assert_note(t, "node1/distance");
         }
-        fake_write(root, "devices/system/cpu/isolated", "\n");
-        fake_write(root, "devices/system/cpu/nohz_full", "\n");
+        fake_write(root, "devices/system/node/node1/distance", "%s\n", saved);
 
-        fake_write(root, "devices/system/memory/block_size_bytes", "0x8z\n");
-        assert_load_fails(root, -EINVAL);
-        fake_write(root, "devices/system/memory/block_size_bytes", "0\n");
-        assert_load_fails(root, -EINVAL);
-        fake_write(root, "devices/system/memory/block_size_bytes", "8000000\n");
+        {
+                _cleanup_topology_ struct topology *t = NULL;
 
-        /* A directory where a file should be. */
-        fake_unlink(root, "devices/system/cpu/cpu3/online");
-        fake_mkdir(root, "devices/system/cpu/cpu3/online");
-        assert_load_fails(root, -EISDIR);
-        fake_rmdir(root, "devices/system/cpu/cpu3/online");
+                /* node0's cpulist is only the fallback for CPUs without a node link. */
+                fake_write(root, "devices/system/node/node0/cpulist", "0-\n");
+                fake_write(root, "devices/system/cpu/cpu1/topology/thread_siblings_list", "1;3\n");
+                t = load(root);
+                assert_int_equal(t->cpus[0].node, 0);
+                assert_int_equal(t->cpus[1].core, 1);   /* a core of its own */
+                assert_note(t, "node0/cpulist");
+                assert_note(t, "cpu1/topology/thread_siblings_list");
+                fake_write(root, "devices/system/node/node0/cpulist", "0-3\n");
+                fake_write(root, "devices/system/cpu/cpu1/topology/thread_siblings_list", "1,3\n");
+        }
 
-        /* Repaired: loads again. */
+        {
+                _cleanup_topology_ struct topology *t = NULL;
+
+                /* Node ids past NODE_ID_MAX: directories, node/online, initiators, CPU links. */
+                fake_mkdir(root, "devices/system/node/node99999999");
+                fake_write(root, "devices/system/node/node99999999/cpulist", "0\n");
+                fake_write(root, "devices/system/node/online", "0-2,1024\n");
+                fake_symlink(root, "devices/system/node/node2/access1/initiators/node5000", "../../../node5000");
+                fake_symlink(root, "devices/system/node/node2/access1/initiators/node1", "../../../node1");
+                fake_symlink(root, "devices/system/cpu/cpu7/node2000", "../../node/node2000");
+                fake_unlink(root, "devices/system/cpu/cpu7/node1");
+                fake_write(root, "devices/system/cpu/cpu7/topology/thread_siblings_list", "5,7\n");
+                t = load(root);
+                assert_int_equal(t->n_nodes, 3);
+                assert_int_equal(t->max_node, 2);
+                assert_null(topology_node(t, 99999999));
+                assert_int_equal(topology_node(t, 2)->distance[1], 17);
+                assert_true(cpuset_isset(topology_node(t, 2)->initiators, 1));
+                assert_int_equal(cpuset_count(topology_node(t, 2)->initiators), 1);
+                assert_int_equal(t->cpus[7].node, 1);   /* from node1's cpulist */
+                assert_note(t, "node99999999");
+                assert_note(t, "node/online");
+                assert_note(t, "initiators/node5000");
+                assert_note(t, "cpu7/node2000");
+        }
+}
+
+static void test_cpu_out_of_range(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        fake_add_cpu(root, CPUSET_MAX, 0, "8192", true);
+        t = load(root);
+        assert_int_equal(t->n_cpus, 8);
+        assert_note(t, "cpu8192");
+}
+
+static void assert_load_error(const char *root, unsigned flags, int want, const char *what) {
+        struct topology sentinel, *t = &sentinel;
+        struct topology_error err = {};
+        int r = topology_load_full(root, flags, &t, &err);
+
+        if (r != want)
+                fail_msg("topology_load_full: got %d, want %d (%s)", r, want, err.reason);
+        assert_ptr_equal(t, &sentinel);         /* untouched on failure */
+        if (!strstr(err.reason, what))
+                fail_msg("reason \"%s\" does not say \"%s\"", err.reason, what);
+        assert_int_equal(topology_load(root, &t), flags ? 0 : want);
+        if (flags)
+                topology_free(t);
+}
+
+/* Without the block size nothing can be planned: a clear error, not a guess. */
+static void test_bad_block_size(void **state) {
+        const char *root = *state;
+        static const char *const bad[] = { "0x8z", "0", "", "0x0x8000000", "-8000000", "8000000 8000000",
+                                           "\x1b]0;owned\x07" };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                fake_write(root, "devices/system/memory/block_size_bytes", "%s\n", bad[i]);
+                assert_load_error(root, 0, -EINVAL, "devices/system/memory/block_size_bytes");
+        }
+        {
+                struct topology *t = NULL;
+                struct topology_error err = {};
+
+                /* The value is shown escaped: it comes from the tree. */
+                assert_int_equal(topology_load_full(root, 0, &t, &err), -EINVAL);
+                assert_null(strchr(err.reason, '\x1b'));
+                assert_non_null(strstr(err.reason, "\\x1b]0;owned\\x07"));
+        }
+        fake_unlink(root, "devices/system/memory/block_size_bytes");
+        fake_mkdir(root, "devices/system/memory/block_size_bytes");
+        assert_load_error(root, 0, -EISDIR, "devices/system/memory/block_size_bytes");
+        fake_rmdir(root, "devices/system/memory/block_size_bytes");
+        fake_write(root, "devices/system/memory/block_size_bytes", "0x8000000\n");
+
         _cleanup_topology_ struct topology *t = load(root);
-        assert_int_equal(t->n_nodes, 3);
+        assert_int_equal(t->block_size, BS);
         assert_int_equal(topology_load(NULL, &t), -EINVAL);
+}
+
+/* --once and --dry-run on a tree with no memory directory: an error, not "0 blocks". */
+static void test_need_memory(void **state) {
+        const char *root = *state;
+
+        fake_add_node(root, 0, "0", "10");
+        fake_add_cpu(root, 0, 0, "0", true);
+        assert_load_error(root, TOPO_LOAD_NEED_MEMORY, -ENODEV, "devices/system/memory");
+        /* A memory directory without block_size_bytes has no hotplug either. */
+        fake_mkdir(root, "devices/system/memory");
+        assert_load_error(root, TOPO_LOAD_NEED_MEMORY, -ENODEV, "block_size_bytes");
+        fake_memory_init(root, BS);
+        {
+                _cleanup_topology_ struct topology *t = NULL;
+
+                assert_int_equal(topology_load_full(root, TOPO_LOAD_NEED_MEMORY, &t, NULL), 0);
+                assert_int_equal(t->block_size, BS);
+        }
 }
 
 static void test_no_numa(void **state) {
@@ -583,13 +722,6 @@ static void test_empty_node_dir(void **state) {
         assert_null(topology_node(t, 0));
         assert_int_equal(writer(t, 0, NULL), NODE_NONE);
         assert_picks(t, 0, NULL, 8, "");
-}
-
-static void test_cpu_out_of_range(void **state) {
-        const char *root = *state;
-
-        fake_add_cpu(root, CPUSET_MAX, 0, "8192", true);
-        assert_load_fails(root, -ERANGE);
 }
 
 /* A 3 TiB pmem range in 128 MiB blocks: one pass, no per-block rescans. */
@@ -815,6 +947,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_no_memory, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_empty_node_dir, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_cpu_out_of_range, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_block_size, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_need_memory, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_many_blocks, setup_standard_fast, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_blocks, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "cpuset.h"
@@ -97,13 +98,90 @@ static void test_parse_u64(void **state) {
         assert_int_equal(parse_u64("1 ", 10, &v), -EINVAL);
         assert_int_equal(parse_u64("12abc", 10, &v), -EINVAL);
         assert_int_equal(parse_u64("ff", 10, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x10", 10, &v), -EINVAL);
+        /* Hex takes one optional 0x: strtoull() alone would take "0x0x10" after we strip one. */
+        assert_int_equal(parse_u64("0x0x10", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0X0x10", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("x10", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x-1", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x 1", 16, &v), -EINVAL);
+        assert_int_equal(parse_u64("0x10000000000000000", 16, &v), -ERANGE);
         assert_int_equal(v, 7);                                 /* untouched on failure */
+        assert_int_equal(parse_u64("0x10", 16, &v), 0);
+        assert_int_equal(v, 16);
+        assert_int_equal(parse_u64("0XfF", 16, &v), 0);
+        assert_int_equal(v, 255);
 
         unsigned u = 3;
         assert_int_equal(parse_unsigned("4294967295", &u), 0);
         assert_true(u == 4294967295U);
         assert_int_equal(parse_unsigned("4294967296", &u), -ERANGE);
         assert_true(u == 4294967295U);
+}
+
+static void test_parse_ids(void **state) {
+        uint64_t id = 5;
+        int node = 7;
+
+        (void) state;
+        assert_int_equal(parse_node_id("0", &node), 0);
+        assert_int_equal(node, 0);
+        assert_int_equal(parse_node_id("1023", &node), 0);
+        assert_int_equal(node, NODE_ID_MAX);
+        assert_int_equal(parse_node_id("1024", &node), -ERANGE);
+        assert_int_equal(parse_node_id("99999999", &node), -ERANGE);
+        assert_int_equal(parse_node_id("2147483648", &node), -ERANGE);
+        assert_int_equal(parse_node_id("99999999999999999999", &node), -ERANGE);
+        assert_int_equal(parse_node_id("-1", &node), -EINVAL);
+        assert_int_equal(parse_node_id("1 ", &node), -EINVAL);
+        assert_int_equal(parse_node_id("0x1", &node), -EINVAL);
+        assert_int_equal(parse_node_id("", &node), -EINVAL);
+        assert_int_equal(node, NODE_ID_MAX);
+
+        assert_int_equal(parse_prefixed_id("node12", "node", &id), 0);
+        assert_int_equal(id, 12);
+        assert_int_equal(parse_prefixed_id("node", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("nodex", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("node+1", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("node1a", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("cpufreq", "cpu", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("memory065", "memory", &id), -EINVAL);   /* found by fuzzing */
+        assert_int_equal(parse_prefixed_id("node00", "node", &id), -EINVAL);
+        assert_int_equal(parse_prefixed_id("memory99999999999999999999", "memory", &id), -ERANGE);
+        assert_int_equal(parse_prefixed_id(NULL, "node", &id), -EINVAL);
+        assert_int_equal(id, 12);
+        assert_int_equal(parse_prefixed_id("node0", "node", &id), 0);
+        assert_int_equal(id, 0);
+}
+
+static void assert_escaped(const char *in, size_t size, const char *want) {
+        char buf[256];
+
+        assert_true(size <= sizeof(buf));
+        memset(buf, 'Z', sizeof(buf));
+        assert_int_equal(escape_text(buf, size, in), strlen(want));
+        assert_string_equal(buf, want);
+}
+
+static void test_escape_text(void **state) {
+        (void) state;
+        assert_escaped("plain text, 100%", 64, "plain text, 100%");
+        assert_escaped("\x1b]0;title\x07", 64, "\\x1b]0;title\\x07");
+        assert_escaped("a\nb\tc\rd\x7f", 64, "a\\x0ab\\x09c\\x0dd\\x7f");
+        assert_escaped("back\\slash", 64, "back\\\\slash");
+        assert_escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 64, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+        /* C1 controls (8-bit CSI), stray and overlong bytes, surrogates. */
+        assert_escaped("\xc2\x9b" "2J", 64, "\\xc2\\x9b2J");
+        assert_escaped("\x9b\xff\xc3", 64, "\\x9b\\xff\\xc3");
+        assert_escaped("\xc0\xaf\xe0\x80\xaf", 64, "\\xc0\\xaf\\xe0\\x80\\xaf");
+        assert_escaped("\xed\xa0\x80", 64, "\\xed\\xa0\\x80");
+        /* Truncated whole: never half an escape or half a character. */
+        assert_escaped("ab\x1b", 6, "ab");
+        assert_escaped("ab\x1b", 7, "ab\\x1b");
+        assert_escaped("a\xe2\x82\xac", 4, "a");
+        assert_escaped("abc", 1, "");
+        assert_int_equal(escape_text(NULL, 0, "abc"), 0);
 }
 
 static void test_parse_bool_strstrip(void **state) {
@@ -157,6 +235,84 @@ static void test_sysfs_read_sizes(void **state) {
         fake_tree_free(root);
 }
 
+static bool is_escape(int r) {
+        return r == -EXDEV || r == -ELOOP;
+}
+
+/* Writes below a test tree stay in it: no symbolic link may carry them out. */
+static void test_sysfs_beneath(void **state) {
+        char *root = fake_tree_new(), *outside = fake_tree_new();
+        int (*const opens[])(int, const char *, int) = { sysfs_open_beneath, sysfs_open_beneath_walk };
+        _cleanup_free_ char *target = NULL, *dir_target = NULL, *content = NULL;
+        _cleanup_close_ int root_fd = -1;
+
+        (void) state;
+        fake_write(outside, "victim", "precious\n");
+        assert_true(asprintf(&target, "%s/victim", outside) > 0);
+        fake_write(root, "devices/system/memory/memory0/state", "offline\n");
+        fake_symlink(root, "devices/system/memory/memory1/state", target);
+        fake_symlink(root, "devices/system/memory/memory2", outside);
+        fake_symlink(root, "devices/system/memory/memory3/state", "../memory0/state");
+
+        assert_true(is_escape(sysfs_write(root, "devices/system/memory/memory1/state", "online")));
+        assert_true(sysfs_write(root, "devices/system/memory/memory2/victim", "online") < 0);
+        content = fake_read(outside, "victim");
+        assert_string_equal(content, "precious");
+        assert_int_equal(sysfs_write(root, "devices/system/memory/memory0/state", "online"), 0);
+
+        root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(root_fd >= 0);
+        for (size_t i = 0; i < ELEMENTSOF(opens); i++) {
+                int fd;
+
+                fd = opens[i](root_fd, "devices/system/memory/memory0/state", O_RDWR);
+                assert_true(fd >= 0);
+                assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+                close(fd);
+                assert_true(is_escape(opens[i](root_fd, "devices/system/memory/memory1/state", O_RDWR)));
+                assert_true(opens[i](root_fd, "devices/system/memory/memory2/victim", O_RDWR) < 0);
+                /* Even a link that stays inside is not followed as the attribute itself. */
+                assert_true(is_escape(opens[i](root_fd, "devices/system/memory/memory3/state", O_RDWR)));
+                assert_true(is_escape(opens[i](root_fd, "../x", O_RDONLY)));
+                assert_true(is_escape(opens[i](root_fd, "devices/../../x", O_RDONLY)));
+                assert_true(is_escape(opens[i](root_fd, target, O_RDONLY)));
+                assert_int_equal(opens[i](root_fd, "devices/nonexistent", O_RDONLY), -ENOENT);
+        }
+        assert_int_equal(sysfs_open_beneath_walk(root_fd, "", O_RDONLY), -EISDIR);
+        assert_int_equal(sysfs_open_beneath(root_fd, NULL, O_RDONLY), -EINVAL);
+
+        fake_tree_free(root);
+        fake_tree_free(outside);
+}
+
+/* A test tree is hostile too: a FIFO must not block a read, a huge file must not be read whole. */
+static void test_sysfs_read_hostile(void **state) {
+        char *root = fake_tree_new();
+        _cleanup_free_ char *fifo = NULL, *big = NULL;
+        char *s = NULL;
+        int fd;
+
+        (void) state;
+        fake_write(root, "a/x", "x\n");
+        assert_true(asprintf(&fifo, "%s/a/fifo", root) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        alarm(10);
+        assert_int_equal(sysfs_read(root, "a/fifo", &s), 0);
+        alarm(0);
+        assert_string_equal(s, "");
+        free(s);
+        s = NULL;
+
+        assert_true(asprintf(&big, "%s/a/big", root) > 0);
+        fd = open(big, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) SYSFS_ATTR_MAX + 8192), 0);
+        close(fd);
+        assert_int_equal(sysfs_read(root, "a/big", &s), -EFBIG);
+        assert_null(s);
+        fake_tree_free(root);
+}
+
 static void test_sysfs_read_write(void **state) {
         char *root = fake_tree_new();
         _cleanup_free_ char *s = NULL, *path = NULL, *content = NULL;
@@ -179,6 +335,8 @@ static void test_sysfs_read_write(void **state) {
         assert_int_equal(v, 16);
         fake_write(root, "a/junk", "12 apples\n");
         assert_int_equal(sysfs_read_u64(root, "a/junk", 10, &v), -EINVAL);
+        fake_write(root, "a/hex0x0x", "0x0x10\n");
+        assert_int_equal(sysfs_read_u64(root, "a/hex0x0x", 16, &v), -EINVAL);
         assert_int_equal(v, 16);
 
         fake_write(root, "a/empty", "%s", "");
@@ -331,12 +489,16 @@ int main(void) {
                 cmocka_unit_test(test_cpulist_contents),
                 cmocka_unit_test(test_cpulist_errors),
                 cmocka_unit_test(test_parse_u64),
+                cmocka_unit_test(test_parse_ids),
+                cmocka_unit_test(test_escape_text),
                 cmocka_unit_test(test_parse_bool_strstrip),
                 cmocka_unit_test(test_grow_array),
                 cmocka_unit_test(test_sort_unless_sorted),
                 cmocka_unit_test(test_sort_u64),
                 cmocka_unit_test(test_format_u64),
                 cmocka_unit_test(test_sysfs_read_write),
+                cmocka_unit_test(test_sysfs_beneath),
+                cmocka_unit_test(test_sysfs_read_hostile),
                 cmocka_unit_test(test_sysfs_read_sizes),
                 cmocka_unit_test(test_sysfs_errors),
                 cmocka_unit_test(test_sysfs_write_readonly),

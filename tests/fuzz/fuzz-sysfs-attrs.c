@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The parsers of sysfs attributes and names: the first byte picks one,
+ * the rest is the attribute. Each must refuse or give a value within its
+ * bounds, and what it prints must read back the same.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "blocks.h"
+#include "cpuset.h"
+#include "fuzz.h"
+#include "topology.h"
+#include "util.h"
+
+/* A cpulist: formatted back, it parses to the same set. */
+static void fuzz_cpulist(const char *s) {
+        _cleanup_cpuset_ struct bitmask *m = NULL, *again = NULL;
+        _cleanup_free_ char *out = NULL;
+
+        if (cpulist_parse(s, &m) < 0) {
+                FUZZ_ASSERT(!m);
+                return;
+        }
+        FUZZ_ASSERT(cpulist_format(m, &out) == 0);
+        FUZZ_ASSERT(strspn(out, "0123456789,-") == strlen(out));
+        FUZZ_ASSERT(cpulist_parse(out, &again) == 0);
+        FUZZ_ASSERT(numa_bitmask_equal(m, again));
+        FUZZ_ASSERT(cpuset_count(m) <= CPUSET_MAX);
+}
+
+static void fuzz_distance(const char *s) {
+        _cleanup_free_ unsigned *v = NULL;
+        size_t n = 0;
+
+        if (topology_parse_distance(s, &v, &n) < 0)
+                return;
+        FUZZ_ASSERT(n <= NODE_ID_MAX + 1);
+        FUZZ_ASSERT(n == 0 || v);
+}
+
+static void fuzz_ids(const char *s) {
+        uint64_t v = 0;
+        int node = -7;
+
+        if (parse_node_id(s, &node) >= 0)
+                FUZZ_ASSERT(node >= 0 && node <= NODE_ID_MAX);
+        else
+                FUZZ_ASSERT(node == -7);
+        /* One 0x at most: "0x0x10" is no number. */
+        if (parse_u64(s, 16, &v) >= 0 && strlen(s) > 2)
+                FUZZ_ASSERT(!strchr(s + 2, 'x') && !strchr(s + 2, 'X'));
+        if (block_id_from_name(s, &v) >= 0) {
+                uint64_t start;
+
+                FUZZ_ASSERT(strncmp(s, "memory", 6) == 0);
+                if (block_phys_start(v, UINT64_C(1) << 27, &start) >= 0)
+                        FUZZ_ASSERT(start / (UINT64_C(1) << 27) == v && start <= UINT64_MAX - (UINT64_C(1) << 27));
+        }
+        if (parse_prefixed_id(s, "node", &v) >= 0)
+                FUZZ_ASSERT(strncmp(s, "node", 4) == 0);
+}
+
+static void fuzz_escape(const char *s, size_t size) {
+        char buf[256];
+        size_t len = escape_text(buf, size % sizeof(buf) + 1, s);
+
+        FUZZ_ASSERT(len == strlen(buf) && len <= size % sizeof(buf));
+        fuzz_assert_printable(buf, 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        char *s;
+
+        if (size == 0)
+                return 0;
+        s = fuzz_strndup(data + 1, size - 1);
+        if (!s)
+                return 0;
+        switch (data[0] % 5) {
+        case 0:
+                fuzz_cpulist(s);
+                break;
+        case 1:
+                fuzz_distance(s);
+                break;
+        case 2:
+                FUZZ_ASSERT((block_valid_zones_parse(s) & ~(unsigned) (VALID_NORMAL | VALID_MOVABLE)) == 0);
+                break;
+        case 3:
+                fuzz_ids(s);
+                break;
+        default:
+                fuzz_escape(s, size);
+                break;
+        }
+        free(s);
+        return 0;
+}

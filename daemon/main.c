@@ -76,6 +76,11 @@ struct context {
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
         int exit_status;
+
+        /* Kernel auto-online taken over: the value to give back at stop (NULL: none). */
+        bool auto_online_taken;
+        char *auto_online_previous;
+        char *auto_online_state;        /* $RUNTIME_DIRECTORY/auto_online_blocks, or NULL */
 };
 
 static void context_done(struct context *c) {
@@ -96,6 +101,8 @@ static void context_done(struct context *c) {
                 close(c->done_fd);
         policy_free(c->policy);
         policy_free(c->retired_policy);
+        free(c->auto_online_previous);
+        free(c->auto_online_state);
 }
 
 /* MEMONLINED_LOG_LEVEL=debug|info|notice|warning|err: how much goes to the log. */
@@ -156,6 +163,75 @@ static void *runner_main(void *userdata) {
         if (write(c->done_fd, &one, sizeof(one)) < 0)
                 c->job->error = c->job->error ?: -errno;
         return NULL;
+}
+
+/* ---- kernel auto-online ------------------------------------------------ */
+
+/* Where the value to restore survives a restart: the unit's RuntimeDirectory. */
+static int auto_online_state_path(char **ret) {
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+        size_t len;
+
+        *ret = NULL;
+        if (!dir || dir[0] != '/')
+                return 0;
+        len = strcspn(dir, ":");        /* the first of several directories */
+        if (asprintf(ret, "%.*s/auto_online_blocks", (int) len, dir) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void give_back_auto_online(struct context *c) {
+        _cleanup_free_ char *found = NULL;
+        int r;
+
+        r = auto_online_restore(c->sysfs_root, c->auto_online_state, c->auto_online_previous, &found);
+        if (r < 0)
+                report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE,
+                           "cannot restore auto_online_blocks to \"%s\": %s; it stays offline",
+                           strempty(c->auto_online_previous), strerror(-r));
+        else if (r > 0)
+                report_log(&c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE,
+                           "restored auto_online_blocks to \"%s\": the kernel onlines hot-added memory itself again",
+                           strempty(c->auto_online_previous));
+        else if (found)
+                report_log(&c->reporter, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
+                           "auto_online_blocks was set to \"%s\" while memonlined ran; leaving it", found);
+        free(c->auto_online_previous);
+        c->auto_online_previous = NULL;
+        c->auto_online_taken = false;
+}
+
+/* At start and reload: own onlining while we run, or give it back, as the policy says. */
+static void apply_auto_online_policy(struct context *c) {
+        _cleanup_free_ char *previous = NULL;
+        int r;
+
+        if (!c->policy->take_over_auto_online) {
+                give_back_auto_online(c);
+                return;
+        }
+        if (c->auto_online_taken)
+                return;
+        r = auto_online_take_over(c->sysfs_root, c->auto_online_state, &previous);
+        if (r < 0) {
+                report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE,
+                           "cannot take over from kernel auto-online: %s", strerror(-r));
+                return;
+        }
+        if (r > 0)
+                report_log(&c->reporter, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
+                           "kernel auto-online was \"%s\": set auto_online_blocks to offline, so memonlined "
+                           "onlines hot-added memory per policy; \"%s\" is restored when it stops",
+                           previous, previous);
+        else if (previous)
+                report_log(&c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE,
+                           "auto_online_blocks is offline since an earlier memonlined took over; "
+                           "\"%s\" is restored when this one stops", previous);
+        c->auto_online_taken = true;
+        c->auto_online_previous = TAKE_PTR(previous);
 }
 
 /* ---- event loop -------------------------------------------------------- */
@@ -440,6 +516,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 c->policy = p;
                 batcher_set_window(&c->batcher, p->settle_ms, p->max_wait_ms);
                 report_log(&c->reporter, LOG_INFO, NULL, "reloaded %s", c->policy->path ? c->policy->path : "defaults");
+                apply_auto_online_policy(c);
                 /* Blocks the old policy skipped may be wanted now. */
                 request_rescan(c, "reload");
                 (void) maybe_start_job(c);
@@ -524,6 +601,7 @@ static int run_daemon(struct context *c) {
                 return r;
         (void) sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
 
+        apply_auto_online_policy(c);
         warn_conflicts(c);
         report_log(&c->reporter, LOG_INFO, MESSAGE_ID_STARTED, "memonlined %s started (policy %s, sysfs %s)",
                    PACKAGE_VERSION, c->policy->path ? c->policy->path : "built-in", c->sysfs_root);
@@ -708,9 +786,14 @@ int main(int argc, char **argv) {
         if (c.once || c.dry_run)
                 r = run_once(&c);
         else {
-                r = run_daemon(&c);
+                r = auto_online_state_path(&c.auto_online_state);
+                if (r >= 0)
+                        r = run_daemon(&c);
                 if (r < 0)
                         report_log(&c.reporter, LOG_ERR, NULL, "fatal: %s", strerror(-r));
+                /* Stopped (or given up): the kernel's own onlining applies again. */
+                if (c.auto_online_taken)
+                        give_back_auto_online(&c);
         }
         context_done(&c);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

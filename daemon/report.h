@@ -23,6 +23,7 @@
 #define MESSAGE_ID_CONFLICT "bf6b7a8d9ca462f3e4a5b6c7d8e9fa0b"
 #define MESSAGE_ID_STARTED  "c07c8b9eadb573a4f5b6c7d8e9fa0b1c"
 #define MESSAGE_ID_RATIO    "d18d9cafbec684b5a6c7d8e9fa0b1c2d"
+#define MESSAGE_ID_AUTO_ONLINE "8216f73b38044dc69bcef47433573c8f"
 
 enum log_target {
         LOG_TARGET_AUTO = 0,

@@ -156,6 +156,7 @@ host_kernel() {
     log "$(echo "$mods" | wc -l) modules"
     KERNEL_SRC=/boot/vmlinuz-$KVER
     INITRD_SRC=/boot/initrd.img-$KVER
+    CONFIG_SRC=/boot/config-$KVER
 }
 
 # Trixie: the rootfs's own kernel and the initrd initramfs-tools made for it.
@@ -166,6 +167,7 @@ rootfs_kernel() {
     KVER=${kimg##*/vmlinuz-}
     KERNEL_SRC=$ROOT/boot/vmlinuz-$KVER
     INITRD_SRC=$ROOT/boot/initrd.img-$KVER
+    CONFIG_SRC=$ROOT/boot/config-$KVER
     [ -f "$INITRD_SRC" ] || die "the $SUITE rootfs has no /boot/initrd.img-$KVER"
     [ -d "$ROOT/lib/modules/$KVER" ] || die "the $SUITE rootfs has no /lib/modules/$KVER"
     log "guest kernel $KVER (from the $SUITE rootfs)"
@@ -257,6 +259,9 @@ mkfs.ext4 -q -F -L memonlined-vm -E root_owner=0:0 -d "$ROOT" "$OUT/image.raw.tm
 mv "$OUT/image.raw.tmp" "$OUT/image.raw"
 cp -p "$KERNEL_SRC" "$OUT/vmlinuz"
 cp -p "$INITRD_SRC" "$OUT/initrd.img"
+# The scenarios read the kernel's built-in auto-online default from it.
+rm -f "$OUT/config"
+[ -f "$CONFIG_SRC" ] && cp -p "$CONFIG_SRC" "$OUT/config"
 cat > "$OUT/image.env" <<EOF
 SUITE=$SUITE
 KVER=$KVER
@@ -264,6 +269,7 @@ IMAGE=$OUT/image.raw
 KERNEL=$OUT/vmlinuz
 INITRD=$OUT/initrd.img
 APPEND=console=ttyS0 root=/dev/vda rw
+CXL=$([ -x "$ROOT/usr/bin/cxl" ] && echo yes || echo no)
 PROJECT=$([ "$NO_PROJECT" = 0 ] && echo yes || { [ "$STUB" = 1 ] && echo stub || echo no; })
 EOF
 log "done: $OUT/image.raw"

@@ -614,13 +614,17 @@ echo "nothing came online"; exit 3
         before = self.regions()
         for size in sizes:
             self.vm.hotplug_nvdimm(node, size)
+        # nullglob and quotes: an unmatched region* taken literally, then
+        # matched by the unquoted test once the region appeared, once made
+        # a region called "region*" (seen on 6.12).
         script = r"""
+shopt -s nullglob
 want=%d; before=" %s "
 for i in $(seq 120); do
     new=
     for d in /sys/bus/nd/devices/region*; do
         r=${d##*/}; case "$before" in *" $r "*) continue;; esac
-        [ -e $d/mapping0 ] && new="$new $r"
+        [ -e "$d/mapping0" ] && new="$new $r"
     done
     set -- $new; [ $# -ge $want ] && break
     sleep 0.5
@@ -633,7 +637,7 @@ for r in "$@"; do
 done
 echo "$@"
 """ % (len(sizes), " ".join(sorted(before)))
-        r = self.sh(script, timeout=240)
+        r = self.vm.guest_exec(["/bin/bash", "-c", script], timeout=240, check=True)
         regs = r.out.split()
         check(len(regs) == len(sizes), "expected %d new regions, got %r" % (len(sizes), regs))
         self.log("nvdimm regions %s" % " ".join(regs))

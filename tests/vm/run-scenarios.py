@@ -673,7 +673,9 @@ echo "$@"
         deadline = time.monotonic() + timeout
         while True:
             d = self.daxctl_dev(dev)
-            if d and d.get("mode") == "system-ram" and d.get("total_memblocks") \
+            # daxctl 81 (Debian 13) says -2 for both counts while kmem still
+            # adds the blocks (it cannot read them yet, -ENOENT).
+            if d and d.get("mode") == "system-ram" and int(d.get("total_memblocks") or 0) > 0 \
                     and d.get("online_memblocks") == d.get("total_memblocks"):
                 return d
             if time.monotonic() > deadline:
@@ -1163,10 +1165,13 @@ def main():
                     print("SKIP %s/%s: the stub daemon does not convert devdax" % (tag, n))
                 continue
             if boot == "cxl" and env.get("CXL") != "yes":
-                if only:    # asked for by name: say why not
+                # Debian 12's 6.1 cannot create CXL RAM regions (6.3+), nor
+                # QEMU 7.2 emulate them: no CXL boot on that guest.
+                print("%s: no CXL boot: the guest has no CXL RAM region support" % tag, file=sys.stderr)
+                if only and any("%s/%s" % (tag, n) in only for n in chosen):
                     for n in chosen:
-                        print("FAIL %s/%s: this guest has no cxl tool (build-image.sh --suite trixie)" % (tag, n))
-                        results.append(("%s/%s" % (tag, n), False, "no cxl tool"))
+                        print("FAIL %s/%s: this guest has no CXL RAM region support" % (tag, n))
+                        results.append(("%s/%s" % (tag, n), False, "no CXL"))
                 continue
             workdir = tempfile.mkdtemp(prefix="memonlined-vm-%s-%s-" % (tag, boot)) if a.keep else None
             if workdir:

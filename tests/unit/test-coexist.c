@@ -191,6 +191,8 @@ static void test_take_over_after_crash(void **state) {
         assert_file(root, SAVED, NULL);
 
         /* The same with the value read from the file alone (policy now says no). */
+        free(prev);
+        prev = NULL;
         assert_int_equal(auto_online_take_over(root, saved, &prev), 1);
         assert_int_equal(auto_online_restore(root, saved, NULL, NULL), 1);
         assert_file(root, AUTO, "online");

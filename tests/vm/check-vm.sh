@@ -11,6 +11,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 BUILDDIR|--stub [--suites S1,S2] [run-scenarios options]" >&2; exit 2; }
 B=$1; shift
 SUITES=bookworm,trixie
+[ "$B" = --stub ] && SUITES=bookworm    # the stub is a harness self-test; one guest will do
 if [ "${1:-}" = --suites ]; then SUITES=$2; shift 2; fi
 for t in qemu-system-x86_64 mmdebstrap mkfs.ext4 python3 jq; do
     command -v $t >/dev/null || { echo "check-vm: missing $t (scripts/install-deps.sh)" >&2; exit 2; }

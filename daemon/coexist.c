@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -196,5 +197,134 @@ finish:
         for (size_t i = 0; i < n_names; i++)
                 free(names[i]);
         free(names);
+        return r;
+}
+
+/* "online", "online_movable", ...: short, lower case; anything else is not ours to write back. */
+static bool auto_online_value_ok(const char *v) {
+        size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz_");
+
+        return n > 0 && n <= 32 && v[n] == '\0';
+}
+
+/* The saved value, or NULL (missing or malformed file). */
+static int read_saved(const char *state_path, char **ret) {
+        _cleanup_free_ char *v = NULL;
+        int r;
+
+        *ret = NULL;
+        if (!state_path)
+                return 0;
+        r = read_full_file(state_path, &v, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        strstrip(v);
+        if (!auto_online_value_ok(v) || streq(v, "offline"))
+                return 0;
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
+/* Written through a temporary file so a crash never leaves half a value. */
+static int write_saved(const char *state_path, const char *value) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        int r = 0;
+
+        if (!state_path)
+                return 0;
+        if (asprintf(&tmp, "%s.tmp", state_path) < 0)
+                return -ENOMEM;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return -errno;
+        if (dprintf(fd, "%s\n", value) < 0)
+                r = -errno;
+        else if (rename(tmp, state_path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}
+
+/* Like "echo value > attr": O_TRUNC is a no-op on sysfs and keeps a test tree's file exact. */
+static int write_auto_online(const char *root, const char *value) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        r = sysfs_path(&path, root, AUTO_ONLINE_ATTR);
+        if (r < 0)
+                return r;
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        return sysfs_write_fd(fd, value);
+}
+
+int auto_online_take_over(const char *sysfs_root, const char *state_path, char **ret_previous) {
+        _cleanup_free_ char *current = NULL, *saved = NULL;
+        int r;
+
+        r = sysfs_read(sysfs_root, AUTO_ONLINE_ATTR, &current);
+        if (r == -ENOENT) {
+                *ret_previous = NULL;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        r = read_saved(state_path, &saved);
+        if (r < 0)
+                return r;
+        if (streq(current, "offline")) {
+                *ret_previous = TAKE_PTR(saved);
+                return 0;
+        }
+        if (!auto_online_value_ok(current))
+                return -EINVAL;
+        /* Set since the last save (by an admin, or saved value lost): the newer word wins. */
+        if (!saved || !streq(saved, current)) {
+                r = write_saved(state_path, current);
+                if (r < 0)
+                        return r;
+        }
+        r = write_auto_online(sysfs_root, "offline");
+        if (r < 0)
+                return r;
+        *ret_previous = TAKE_PTR(current);
+        return 1;
+}
+
+int auto_online_restore(const char *sysfs_root, const char *state_path, const char *previous,
+                        char **ret_found) {
+        _cleanup_free_ char *current = NULL, *saved = NULL;
+        int r;
+
+        if (!previous) {
+                r = read_saved(state_path, &saved);
+                if (r < 0)
+                        return r;
+                previous = saved;
+        }
+        if (!previous) {
+                if (state_path)
+                        (void) unlink(state_path);
+                return 0;
+        }
+        r = sysfs_read(sysfs_root, AUTO_ONLINE_ATTR, &current);
+        if (r < 0)
+                return r;
+        if (streq(current, "offline")) {
+                r = write_auto_online(sysfs_root, previous);
+                if (r < 0)
+                        return r;
+        }
+        if (state_path)
+                (void) unlink(state_path);
+        r = streq(current, "offline");
+        if (ret_found)
+                *ret_found = TAKE_PTR(current);
         return r;
 }

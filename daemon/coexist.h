@@ -31,3 +31,32 @@ extern const char *const coexist_default_rules_dirs[];
  */
 int coexist_check(const char *sysfs_root, const char *const *rules_dirs, struct conflicts *ret);
 void conflicts_clear(struct conflicts *c);
+
+/*
+ * Taking over from kernel auto-online: while memonlined runs,
+ * auto_online_blocks reads "offline" and hot-added memory waits for us.
+ * The value found first is kept in state_path (in the runtime directory,
+ * which survives an automatic restart), so a daemon restarted after a
+ * crash restores the original, not its predecessor's "offline". A NULL
+ * state_path keeps it in memory only.
+ */
+#define AUTO_ONLINE_ATTR "devices/system/memory/auto_online_blocks"
+
+/*
+ * Write "offline" unless auto_online_blocks already says so. *ret_previous
+ * is the value to restore at stop: the one a predecessor saved in
+ * state_path, else the one found; NULL when there is nothing to restore
+ * (already offline and nothing saved, or no such attribute). Returns 1 if
+ * this call wrote "offline", 0 if not.
+ */
+int auto_online_take_over(const char *sysfs_root, const char *state_path, char **ret_previous);
+
+/*
+ * Write previous (NULL: the value saved in state_path) back, but only if
+ * auto_online_blocks still reads "offline": a value someone set while we
+ * ran wins. Removes state_path. *ret_found (optional) gets the value read
+ * before writing. Returns 1 if written back, 0 if nothing was saved or the
+ * value had been changed.
+ */
+int auto_online_restore(const char *sysfs_root, const char *state_path, const char *previous,
+                        char **ret_found);

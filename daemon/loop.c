@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <systemd/sd-daemon.h>
 #include "batch.h"
+#include "coexist.h"
 #include "loop.h"
 #include "monitor.h"
 #include "policy.h"
@@ -34,6 +35,10 @@ struct loop {
         struct reporter *reporter;
         uint64_t stop_timeout_usec;
         int runtime_dir_fd;             /* -1: no progress file */
+        /* Kernel auto-online taken over: the value to give back at stop. */
+        bool auto_online_taken;
+        char *auto_online_previous;
+        char *auto_online_state;        /* <runtime dir>/auto_online_blocks: survives a restart; NULL: none */
 
         struct runner runner_ctx;       /* what the runner thread needs */
         struct policy *policy;          /* jobs hold their own references */
@@ -118,6 +123,8 @@ void loop_free(struct loop *c) {
                 close(c->runtime_dir_fd);
         }
         policy_unref(c->policy);
+        free(c->auto_online_previous);
+        free(c->auto_online_state);
         free(c->config_path);
         free(c->sysfs_root);
         free(c);
@@ -165,6 +172,59 @@ static int load_policy(struct loop *c, struct policy **ret) {
         };
 
         return loop_load_policy(&cfg, ret);
+}
+
+/* ---- kernel auto-online ------------------------------------------------ */
+
+static void give_back_auto_online(struct loop *c) {
+        _cleanup_free_ char *found = NULL;
+        int r;
+
+        r = auto_online_restore(c->sysfs_root, c->auto_online_state, c->auto_online_previous, &found);
+        if (r < 0)
+                report_log(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE,
+                           "cannot restore auto_online_blocks to \"%s\": %s; it stays offline",
+                           strempty(c->auto_online_previous), strerror(-r));
+        else if (r > 0)
+                report_log(c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE,
+                           "restored auto_online_blocks to \"%s\": the kernel onlines hot-added memory itself again",
+                           strempty(c->auto_online_previous));
+        else if (found)
+                report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
+                           "auto_online_blocks was set to \"%s\" while memonlined ran; leaving it", found);
+        free(c->auto_online_previous);
+        c->auto_online_previous = NULL;
+        c->auto_online_taken = false;
+}
+
+/* At start and reload: own onlining while we run, or give it back, as the policy says. */
+static void apply_auto_online_policy(struct loop *c) {
+        _cleanup_free_ char *previous = NULL;
+        int r;
+
+        if (!c->policy->take_over_auto_online) {
+                give_back_auto_online(c);
+                return;
+        }
+        if (c->auto_online_taken)
+                return;
+        r = auto_online_take_over(c->sysfs_root, c->auto_online_state, &previous);
+        if (r < 0) {
+                report_log(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE,
+                           "cannot take over from kernel auto-online: %s", strerror(-r));
+                return;
+        }
+        if (r > 0)
+                report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
+                           "kernel auto-online was \"%s\": set auto_online_blocks to offline, so memonlined "
+                           "onlines hot-added memory per policy; \"%s\" is restored when it stops",
+                           previous, previous);
+        else if (previous)
+                report_log(c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE,
+                           "auto_online_blocks is offline since an earlier memonlined took over; "
+                           "\"%s\" is restored when this one stops", previous);
+        c->auto_online_taken = true;
+        c->auto_online_previous = TAKE_PTR(previous);
 }
 
 /* ---- event loop -------------------------------------------------------- */
@@ -548,6 +608,7 @@ static int reload(struct loop *c) {
                 c->policy = p;
                 batcher_set_window(&c->batcher, p->settle_ms, p->max_wait_ms);
                 report_log(c->reporter, LOG_INFO, NULL, "reloaded %s", c->policy->path ? c->policy->path : "defaults");
+                apply_auto_online_policy(c);
                 /* Blocks the old policy skipped may be wanted now. */
                 request_rescan(c, "reload");
                 maybe_start_job(c);
@@ -681,6 +742,10 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
         if (cfg->feed)
                 c->feed = *cfg->feed;
         if (cfg->runtime_dir) {
+                if (asprintf(&c->auto_online_state, "%s/auto_online_blocks", cfg->runtime_dir) < 0) {
+                        c->auto_online_state = NULL;
+                        return -ENOMEM;
+                }
                 c->runtime_dir_fd = open(cfg->runtime_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (c->runtime_dir_fd < 0)
                         report_log(c->reporter, LOG_WARNING, NULL, "%s: %s; status will not show running batches",
@@ -815,6 +880,7 @@ int loop_start(struct loop *c) {
         r = loop_setup(c);
         if (r < 0)
                 return r;
+        apply_auto_online_policy(c);
         report_log(c->reporter, LOG_INFO, MESSAGE_ID_STARTED, "memonlined %s started (policy %s, sysfs %s)",
                    PACKAGE_VERSION, c->policy->path ? c->policy->path : "built-in", c->sysfs_root);
 
@@ -830,9 +896,11 @@ int loop_run(struct loop *c) {
         int r;
 
         r = loop_start(c);
-        if (r < 0)
-                return r;
-        r = sd_event_loop(c->event);
+        if (r >= 0)
+                r = sd_event_loop(c->event);
+        /* Stopped, or given up: the kernel's own onlining applies again. */
+        if (c->auto_online_taken)
+                give_back_auto_online(c);
         if (r < 0)
                 return r;
         report_log(c->reporter, LOG_INFO, NULL, "stopped after %llu blocks in %llu batches",

@@ -68,6 +68,20 @@ static void warn_conflicts(struct context *c) {
         conflicts_clear(&conf);
 }
 
+/*
+ * systemd's RuntimeDirectory= (/run/memonlined): the first of
+ * $RUNTIME_DIRECTORY's entries, NULL when not run by systemd.
+ */
+static int runtime_directory(char **ret) {
+        const char *dir = getenv("RUNTIME_DIRECTORY");
+
+        *ret = NULL;
+        if (!dir || dir[0] != '/')
+                return 0;
+        *ret = strndup(dir, strcspn(dir, ":"));
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* Returns an exit code. */
 static int run_daemon(struct context *c) {
         struct loop_config cfg = {
@@ -75,21 +89,29 @@ static int run_daemon(struct context *c) {
                 .config_explicit = c->config_explicit,
                 .sysfs_root = c->sysfs_root,
                 .reporter = &c->reporter,
-                /* systemd's RuntimeDirectory=, /run/memonlined */
-                .runtime_dir = getenv("RUNTIME_DIRECTORY"),
         };
         _cleanup_loop_ struct loop *l = NULL;
+        _cleanup_free_ char *runtime_dir = NULL;
         int r;
+
+        r = runtime_directory(&runtime_dir);
+        if (r < 0)
+                return EXIT_FAILURE;
+        cfg.runtime_dir = runtime_dir;
 
         /* loop_new() fails on the policy (logged with FILE:LINE), or for want of memory. */
         r = loop_new(&cfg, &l);
         if (r < 0)
                 return r == -ENOMEM ? EXIT_FAILURE : EXIT_CONFIG;
-        warn_conflicts(c);
         /* Hotplug happens when memory is short: do not get paged out then. */
         if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
                 report_log(&c->reporter, LOG_DEBUG, NULL, "mlockall: %s", strerror(errno));
-        r = loop_run(l);
+        /* Started first: once auto-online is taken over it is no competitor to warn about. */
+        r = loop_start(l);
+        if (r >= 0) {
+                warn_conflicts(c);
+                r = loop_run(l);
+        }
         if (r < 0) {
                 report_log(&c->reporter, LOG_ERR, NULL, "fatal: %s", strerror(-r));
                 return EXIT_FAILURE;

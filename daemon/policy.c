@@ -104,6 +104,7 @@ int policy_new_default(struct policy **ret) {
                 .retry_backoff_max_ms = 200,
                 .node_link_wait_ms = 200,
                 .event_source = EVENT_SOURCE_UDEV,
+                .take_over_auto_online = true,
                 .default_zone = ZONE_MOVABLE,
                 .movable_ratio = 301,
                 .ratio_per_node = true,
@@ -737,6 +738,8 @@ static int key_daemon(struct parser *ps, const char *key, const char *value) {
                         return fail(ps, ps->line, "event_source: expected udev or kernel, got \"%s\"", value);
                 return 0;
         }
+        if (strcasecmp(key, "take_over_auto_online") == 0)
+                return parse_bool_key(ps, "take_over_auto_online", value, &p->take_over_auto_online);
         return unknown_key(ps, "daemon", key);
 }
 

@@ -91,6 +91,7 @@ struct policy {
         unsigned retry_backoff_max_ms;
         unsigned node_link_wait_ms;     /* wait for memoryN/nodeX to appear */
         enum event_source event_source;
+        bool take_over_auto_online;     /* auto_online_blocks = offline while we run */
 
         /* [zones] */
         enum zone default_zone;

@@ -24,6 +24,7 @@
 #define MESSAGE_ID_STARTED  "c07c8b9eadb573a4f5b6c7d8e9fa0b1c"
 #define MESSAGE_ID_RATIO    "d18d9cafbec684b5a6c7d8e9fa0b1c2d"
 #define MESSAGE_ID_STALLED  "b6e8f99665a04b6891481fbc07dc4af6"
+#define MESSAGE_ID_AUTO_ONLINE "8216f73b38044dc69bcef47433573c8f"
 
 enum log_target {
         LOG_TARGET_AUTO = 0,

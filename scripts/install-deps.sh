@@ -1,21 +1,60 @@
 #!/bin/sh
-# Install what building, testing and the demo VM need (Debian 12).
+# Install what building, testing and the demo VM need (Debian 12 host).
+# QEMU comes from bookworm-backports (10.x): the CXL Type-3 guest of the
+# VM suite needs QEMU 8 or newer (volatile-memdev). The host stays on
+# Debian 12 otherwise; the Debian 13 guest brings its own kernel.
 set -e
 PKGS="build-essential autoconf automake pkg-config git
       libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libiniparser-dev libnuma-dev libsmartcols-dev libcmocka-dev
       valgrind jq python3 systemd-journal-remote time
       qemu-system-x86 qemu-utils linux-image-amd64 mmdebstrap e2fsprogs ndctl daxctl
       gnuplot-nox clang libclang-rt-14-dev zsh"
+QEMU_PKGS="qemu-system-x86 qemu-utils"
+QEMU_MIN=1:10
+BACKPORTS_LIST=/etc/apt/sources.list.d/memonlined-backports.sources
+
+. /etc/os-release
+codename=${VERSION_CODENAME:-}
+
 missing=""
 for p in $PKGS; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+qemu_old=0
+v=$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null || true)
+if [ -z "$v" ] || dpkg --compare-versions "$v" lt "$QEMU_MIN"; then
+        qemu_old=1
+fi
+[ -z "$missing" ] && [ $qemu_old = 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-        echo "install-deps: need root to install:$missing" >&2
+        echo "install-deps: need root to install:$missing$([ $qemu_old = 1 ] && echo " QEMU >= 10")" >&2
         exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+qemu_from=
+if [ $qemu_old = 1 ] && [ "$codename" = bookworm ]; then
+        # Once: a bookworm-backports entry, unless some source has one already.
+        if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+                cat > "$BACKPORTS_LIST" <<'SOURCES'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+        fi
+        qemu_from="-t bookworm-backports"
+fi
 apt-get update -q
 # shellcheck disable=SC2086
-apt-get install -y -q $missing
+if [ $qemu_old = 1 ]; then
+        apt-get install -y -q $qemu_from $QEMU_PKGS
+fi
+if [ -n "$missing" ]; then
+        apt-get install -y -q $missing
+fi
+v=$(dpkg-query -W -f='${Version}' qemu-system-x86)
+if dpkg --compare-versions "$v" lt "$QEMU_MIN"; then
+        echo "install-deps: qemu-system-x86 $v is older than $QEMU_MIN (CXL volatile memory needs it)" >&2
+        exit 1
+fi

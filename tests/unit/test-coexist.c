@@ -115,6 +115,149 @@ static void test_missing_dirs(void **state) {
         conflicts_clear(&c);
 }
 
+/* ---- taking over from kernel auto-online ---- */
+
+#define AUTO "devices/system/memory/auto_online_blocks"
+#define SAVED "run/auto_online_blocks"
+
+static char *saved_path(const char *root) {
+        char *p;
+
+        fake_mkdir(root, "run");
+        assert_true(asprintf(&p, "%s/" SAVED, root) > 0);
+        return p;
+}
+
+static void assert_file(const char *root, const char *rel, const char *want) {
+        _cleanup_free_ char *v = fake_read(root, rel);
+
+        if (!want) {
+                assert_null(v);
+                return;
+        }
+        assert_non_null(v);
+        assert_string_equal(v, want);
+}
+
+static void test_take_over_and_restore(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *saved = saved_path(root), *prev = NULL, *found = NULL;
+
+        fake_write(root, AUTO, "online_movable\n");
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 1);
+        assert_string_equal(prev, "online_movable");
+        assert_file(root, AUTO, "offline");
+        /* Saved before "offline" was written, so a crash cannot lose it. */
+        assert_file(root, SAVED, "online_movable");
+
+        assert_int_equal(auto_online_restore(root, saved, prev, &found), 1);
+        assert_string_equal(found, "offline");
+        assert_file(root, AUTO, "online_movable");
+        assert_file(root, SAVED, NULL);
+}
+
+static void test_take_over_nothing_to_do(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *saved = saved_path(root), *prev = (char *) 1;
+
+        /* Booted with memhp_default_state=offline: nothing to take, nothing to give back. */
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 0);
+        assert_null(prev);
+        assert_file(root, SAVED, NULL);
+        assert_int_equal(auto_online_restore(root, saved, NULL, NULL), 0);
+        assert_file(root, AUTO, "offline");
+
+        /* A kernel without memory hotplug has no such attribute. */
+        fake_unlink(root, AUTO);
+        prev = (char *) 1;
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 0);
+        assert_null(prev);
+}
+
+static void test_take_over_after_crash(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *saved = saved_path(root), *prev = NULL, *prev2 = NULL;
+
+        fake_write(root, AUTO, "online\n");
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 1);
+        /* kill -9: no restore. The restarted daemon finds "offline" and the saved value. */
+        assert_int_equal(auto_online_take_over(root, saved, &prev2), 0);
+        assert_non_null(prev2);
+        assert_string_equal(prev2, "online");
+        assert_file(root, AUTO, "offline");
+        /* It restores the original, not its predecessor's "offline". */
+        assert_int_equal(auto_online_restore(root, saved, prev2, NULL), 1);
+        assert_file(root, AUTO, "online");
+        assert_file(root, SAVED, NULL);
+
+        /* The same with the value read from the file alone (policy now says no). */
+        free(prev);
+        prev = NULL;
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 1);
+        assert_int_equal(auto_online_restore(root, saved, NULL, NULL), 1);
+        assert_file(root, AUTO, "online");
+}
+
+static void test_take_over_newer_value_wins(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *saved = saved_path(root), *prev = NULL;
+
+        /* Saved by a crashed run, then an admin chose another value before the restart. */
+        fake_write(root, SAVED, "online_movable\n");
+        fake_write(root, AUTO, "online_kernel\n");
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 1);
+        assert_string_equal(prev, "online_kernel");
+        assert_file(root, SAVED, "online_kernel");
+        assert_file(root, AUTO, "offline");
+}
+
+static void test_restore_leaves_a_changed_value(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *saved = saved_path(root), *prev = NULL, *found = NULL;
+
+        fake_write(root, AUTO, "online\n");
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 1);
+        fake_write(root, AUTO, "online_movable\n");
+        assert_int_equal(auto_online_restore(root, saved, prev, &found), 0);
+        assert_string_equal(found, "online_movable");
+        assert_file(root, AUTO, "online_movable");
+        assert_file(root, SAVED, NULL);
+}
+
+static void test_saved_file_is_checked(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *saved = saved_path(root), *prev = (char *) 1;
+        static const char *const bad[] = {
+                "", "offline\n", "online; reboot\n", "ONLINE\n", "online\nonline_kernel\n",
+                "online_movable_online_movable_online\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                fake_write(root, SAVED, "%s", bad[i]);
+                prev = (char *) 1;
+                assert_int_equal(auto_online_take_over(root, saved, &prev), 0);
+                assert_null(prev);
+                assert_int_equal(auto_online_restore(root, saved, NULL, NULL), 0);
+                assert_file(root, AUTO, "offline");
+        }
+        /* Nor is a strange value in sysfs taken as something to write back. */
+        fake_write(root, AUTO, "on line\n");
+        assert_int_equal(auto_online_take_over(root, saved, &prev), -EINVAL);
+        assert_file(root, AUTO, "on line");
+}
+
+static void test_take_over_without_state_file(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *prev = NULL;
+
+        fake_write(root, AUTO, "online\n");
+        assert_int_equal(auto_online_take_over(root, NULL, &prev), 1);
+        assert_string_equal(prev, "online");
+        assert_file(root, AUTO, "offline");
+        assert_int_equal(auto_online_restore(root, NULL, prev, NULL), 1);
+        assert_file(root, AUTO, "online");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_clean, setup, teardown),
@@ -123,6 +266,13 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_rule_spaced_and_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_masked_and_overridden, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_dirs, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_over_and_restore, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_over_nothing_to_do, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_over_after_crash, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_over_newer_value_wins, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_restore_leaves_a_changed_value, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_saved_file_is_checked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_over_without_state_file, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

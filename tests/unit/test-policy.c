@@ -85,6 +85,7 @@ static void assert_defaults(const struct policy *p) {
         assert_int_equal(p->retry_backoff_max_ms, 200);
         assert_int_equal(p->node_link_wait_ms, 200);
         assert_int_equal(p->event_source, EVENT_SOURCE_UDEV);
+        assert_true(p->take_over_auto_online);
         assert_int_equal(p->default_zone, ZONE_MOVABLE);
         assert_int_equal(p->movable_ratio, 301);
         assert_true(p->ratio_per_node);
@@ -375,12 +376,20 @@ static void test_bad_numbers(void **state) {
         expect_error(state, "[exclude]\nblock = memoryX\n", 2, "expected a memory block");
 }
 
+static void test_take_over_auto_online(void **state) {
+        _cleanup_policy_ struct policy *p = load_ok(state, "[daemon]\ntake_over_auto_online = no\n");
+
+        assert_false(p->take_over_auto_online);
+}
+
 static void test_bad_values(void **state) {
         expect_error(state, "[zones]\ndefault = movable\n", 2,
                      "expected online, online_movable, online_kernel or skip, got \"movable\"");
         expect_error(state, "[zones]\ndefault = unset\n", 2, "got \"unset\"");
         expect_error(state, "[zones]\nratio_per_node = maybe\n", 2, "expected yes or no");
         expect_error(state, "[daemon]\nevent_source = netlink\n", 2, "expected udev or kernel");
+        expect_error(state, "[daemon]\ntake_over_auto_online = auto\n", 2,
+                     "take_over_auto_online: expected yes or no");
         expect_error(state, "[daemon]\nbanned_cpus = 0,a\n", 2, "expected a CPU list");
         expect_error(state, "[daemon]\nbanned_cpus = 5-2\n", 2, "expected a CPU list");
         expect_error(state, "[daemon]\nbanned_cpus = 9000\n", 2, "out of range");
@@ -854,6 +863,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_shipped_examples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_full_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_over_auto_online, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_structure_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),

@@ -1,19 +1,30 @@
 #!/bin/bash
-# check-vm.sh BUILDDIR [run-scenarios.py options]
-# Build the guest image from BUILDDIR (configured with --prefix=/usr
-# --sysconfdir=/etc --localstatedir=/var; the mmdebstrap base is cached) and
-# run the VM scenarios. Exit status is the scenarios' status. Root needed.
+# check-vm.sh BUILDDIR [--suites bookworm,trixie] [run-scenarios.py options]
+# Build the guest images from BUILDDIR (configured with --prefix=/usr
+# --sysconfdir=/etc --localstatedir=/var; the mmdebstrap bases are cached)
+# and run the VM scenarios on each: Debian 12 (the host's 6.1 kernel) and
+# Debian 13 (its own 6.12 kernel, plus the CXL boot). One combined
+# "N passed, N failed" line. Exit status is the scenarios' status. Root needed.
 #   BUILDDIR=--stub   run the harness against tests/vm/stub (no project)
 set -eo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 1 ] || { echo "usage: $0 BUILDDIR|--stub [run-scenarios options]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 BUILDDIR|--stub [--suites S1,S2] [run-scenarios options]" >&2; exit 2; }
 B=$1; shift
+SUITES=bookworm,trixie
+[ "$B" = --stub ] && SUITES=bookworm    # the stub is a harness self-test; one guest will do
+if [ "${1:-}" = --suites ]; then SUITES=$2; shift 2; fi
 for t in qemu-system-x86_64 mmdebstrap mkfs.ext4 python3 jq; do
-    command -v $t >/dev/null || { echo "check-vm: missing $t (apt-get install qemu-system-x86 mmdebstrap e2fsprogs python3 jq linux-image-amd64)" >&2; exit 2; }
+    command -v $t >/dev/null || { echo "check-vm: missing $t (scripts/install-deps.sh)" >&2; exit 2; }
 done
-if [ "$B" = --stub ]; then
-    out=$("$HERE/build-image.sh" --stub)
-else
-    out=$("$HERE/build-image.sh" "$B")
-fi
-exec python3 "$HERE/run-scenarios.py" --image-dir "$out" "$@"
+dirs=()
+for s in ${SUITES//,/ }; do
+    t0=$SECONDS
+    if [ "$B" = --stub ]; then
+        out=$("$HERE/build-image.sh" --suite "$s" --stub)
+    else
+        out=$("$HERE/build-image.sh" --suite "$s" "$B")
+    fi
+    echo "check-vm: $s image in $((SECONDS - t0)) s" >&2
+    dirs+=(--image-dir "$out")
+done
+exec python3 "$HERE/run-scenarios.py" "${dirs[@]}" "$@"

@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """memonlined system scenarios on a real kernel (QEMU TCG guest).
 
-Usage: run-scenarios.py [--image-dir DIR] [--only NAME[,NAME..]] [--keep] [-v]
+Usage: run-scenarios.py [--image-dir DIR]... [--only NAME[,NAME..]] [--keep] [-v]
 
-Prints `PASS name` / `FAIL name: reason` per scenario and ends with
-`N passed, N failed`; exits non-zero on any failure. The scenarios run in
-two boots (Suite.BOOTS), each ordered so that every expected zone is
-known: the main one, and a pmem one whose policy has memonlined convert
-devdax namespaces itself (only the boots with a selected scenario are
-started). On a failure the guest journal, the serial console tail and the
-assertion are printed to stderr.
+Each --image-dir is one guest (kernel); the scenarios run on each in turn.
+Prints `PASS K/name` / `FAIL K/name: reason` per scenario (K the guest
+kernel's version, e.g. 6.12) and ends with one `N passed, N failed` for
+all of them; exits non-zero on any failure. The scenarios run in boots
+(Suite.BOOTS), each ordered so that every expected zone is known: the main
+one, a pmem one whose policy has memonlined convert devdax namespaces
+itself, and on a guest with the cxl tool a CXL one (q35, CXL Type-3
+devices). Only the boots with a selected scenario are started; --only
+takes NAME (every kernel) or K/NAME. On a failure the guest journal, the
+serial console tail and the assertion are printed to stderr.
 
-Needs an image built by build-image.sh with the project installed.
+Needs images built by build-image.sh with the project installed.
 """
 
 import argparse
@@ -26,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vm import VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR  # noqa: E402
 from faults import FaultScenarios  # noqa: E402
 
+TAKEOVER_ID = "8216f73b38044dc69bcef47433573c8f"
 ID = {
     "batch": "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6",
     "node": "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7",
@@ -33,6 +37,9 @@ ID = {
     "device": "9d4f5e6b7a8240d1c2e3f4a5b6c7d8e9",
 }
 CONF = "/etc/memonlined.conf"
+AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
+# Where the daemon keeps the auto_online_blocks value it took over.
+AUTO_ONLINE_SAVED = "/run/memonlined/auto_online_blocks"
 
 # The test policy: everything movable, ratio guard off, so zones are known.
 CONF_MOVABLE = """# memonlined VM test policy
@@ -113,12 +120,41 @@ def field(rec, key):
     return v
 
 
+def kernel_tag(kver):
+    """"6.12" of "6.12.118+deb13-amd64"."""
+    return ".".join((kver or "?").split("-")[0].split("+")[0].split(".")[:2])
+
+
+def kernel_auto_online(config_path):
+    """What auto_online_blocks reads at boot without memhp_default_state=,
+    from the kernel's config; None if the config is not there."""
+    try:
+        cfg = dict(line.strip().split("=", 1) for line in open(config_path)
+                   if line.startswith("CONFIG_") and "=" in line)
+    except OSError:
+        return None
+    for opt, value in (("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_MOVABLE", "online_movable"),
+                       ("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_KERNEL", "online_kernel"),
+                       ("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_AUTO", "online"),
+                       ("CONFIG_MEMORY_HOTPLUG_DEFAULT_ONLINE", "online")):  # before 6.14's rename
+        if cfg.get(opt) == "y":
+            return value
+    return "offline"
+
+
+# The guest whose kernel the fault scenarios run on (see main()).
+FAULTS_KERNEL = "6.12"
+
+
 class Suite(FaultScenarios):
     def __init__(self, vm, verbose=False):
         self.vm = vm
         self.verbose = verbose
         self.results = []
         self.timings = {}
+        self.tag = kernel_tag(vm.env.get("KVER")) if vm else "?"
+        # The kernel's own auto-online default: what memonlined takes over.
+        self.boot_auto = kernel_auto_online(os.path.join(vm.image_dir, "config")) if vm else None
 
     def log(self, msg):
         if self.verbose:
@@ -156,20 +192,22 @@ class Suite(FaultScenarios):
         return self.sh("systemctl is-active memonlined", check=False).out.strip() == "active"
 
     # ----------------------------------------------------------- assertions
-    def nearest_cpu_node(self, st, node):
+    def nearest_cpu_nodes(self, st, node):
+        """The CPU nodes nearest NODE (itself if it has CPUs). Several when
+        distances tie, as for a CXL window's node, which has no SLIT entry
+        and so is 20 from every other node."""
         nodes = st["nodes"]
         if parse_cpulist(nodes[str(node)]["cpulist"]):
-            return node
+            return {node}
         dist = [int(x) for x in nodes[str(node)]["distance"].split()]
-        # /sys/devices/system/node/nodeN/distance is indexed by node id over
-        # the online nodes, which here are 0..N contiguous.
+        # nodeN/distance lists the online nodes in id order.
         ids = sorted(int(k) for k in nodes)
-        best = None
-        for i, nid in enumerate(ids):
-            if i < len(dist) and parse_cpulist(nodes[str(nid)]["cpulist"]):
-                if best is None or dist[i] < best[0]:
-                    best = (dist[i], nid)
-        return best[1] if best else None
+        cands = [(dist[i], nid) for i, nid in enumerate(ids)
+                 if i < len(dist) and parse_cpulist(nodes[str(nid)]["cpulist"])]
+        if not cands:
+            return set()
+        best = min(d for d, _ in cands)
+        return {nid for d, nid in cands if d == best}
 
     def assert_blocks(self, st, names, node, zone):
         by = {b["block"]: b for b in st["blocks"]}
@@ -189,10 +227,16 @@ class Suite(FaultScenarios):
         cpus_s = field(rec, "MEMONLINE_CPUS")
         check(cpus_s not in (None, ""), "node record without MEMONLINE_CPUS: %s" % rec_brief(rec))
         cpus = parse_cpulist(cpus_s)
-        want_node = self.nearest_cpu_node(st, node)
-        allowed = parse_cpulist(st["nodes"][str(want_node)]["cpulist"])
-        check(cpus <= allowed, "node %s record used CPUs %s, not all on node %s (cpus %s)"
-              % (node, cpus_s, want_node, sorted(allowed)))
+        want = self.nearest_cpu_nodes(st, node)
+        writer = field(rec, "MEMONLINE_WRITER_NODE")
+        if writer not in (None, "") and len(want) > 1:
+            check(int(writer) in want, "node %s written from node %s, not one of the nearest %s"
+                  % (node, writer, sorted(want)))
+            want = {int(writer)}
+        ok = [n for n in want if cpus <= parse_cpulist(st["nodes"][str(n)]["cpulist"])]
+        check(ok, "node %s record used CPUs %s, not all on one of the nearest CPU nodes %s (cpus %s)"
+              % (node, cpus_s, sorted(want),
+                 {n: st["nodes"][str(n)]["cpulist"] for n in sorted(want)}))
         for c in cpus:
             sib = parse_cpulist(st["cpus"][str(c)]["siblings"]) - {c}
             both = sib & cpus
@@ -282,10 +326,66 @@ class Suite(FaultScenarios):
         return new
 
     # ------------------------------------------------------------ scenarios
+    def check_platform(self):
+        """The guest runs its distribution's kernel command line, and the
+        host-built memonlined finds every library it links."""
+        cmdline = self.sh("cat /proc/cmdline").out
+        check("memhp_default_state" not in cmdline and "online_policy" not in cmdline,
+              "the guest must boot the distribution's default command line: %s" % cmdline.strip())
+        if self.vm.project == "yes":    # not the bash stub
+            r = self.sh("ldd /usr/sbin/memonlined", check=False)
+            check(r.rc == 0 and "not found" not in r.out, "memonlined does not link in the guest: %s%s"
+                  % (r.out, r.err))
+        check(self.boot_auto is not None, "no kernel config in the image dir (build-image.sh copies it)")
+        self.log("kernel %s, built-in auto-online %s" % (self.vm.env.get("KVER"), self.boot_auto))
+
     def s_setup(self):
+        self.check_platform()
         self.vm.write_guest_file(CONF, CONF_MOVABLE)
         self.sh("memonlined --check-config && systemctl restart memonlined && systemctl is-active memonlined")
         self.assert_none_offline()
+
+    # ------------------------------------------------ kernel auto-online
+    def auto_online(self):
+        return self.sh("cat %s" % AUTO_ONLINE).out.strip()
+
+    def saved_auto_online(self):
+        r = self.sh("cat %s" % AUTO_ONLINE_SAVED, check=False)
+        return r.out.strip() if r.rc == 0 else None
+
+    def assert_taken_over(self, original):
+        check(self.auto_online() == "offline", "auto_online_blocks reads %r while memonlined runs"
+              % self.auto_online())
+        check(self.saved_auto_online() == original, "%s holds %r, the kernel's value was %r"
+              % (AUTO_ONLINE_SAVED, self.saved_auto_online(), original))
+
+    def s_takeover(self):
+        """memonlined owns onlining while it runs: auto_online_blocks is
+        offline, hot-added memory comes online by policy with records, and a
+        stop gives the kernel's value back. A kernel that does not
+        auto-online (6.1) is made to, as memhp_default_state=online would."""
+        emulated = self.boot_auto == "offline"
+        original = "online" if emulated else self.boot_auto
+        cursor = self.cursor()
+        if emulated:
+            self.sh("echo online > %s && systemctl restart memonlined" % AUTO_ONLINE)
+        else:
+            cursor = ""     # taken over at boot: look at the whole boot
+        self.assert_taken_over(original)
+        recs = [r for r in self.records("takeover", cursor)
+                if 'kernel auto-online was "%s"' % original in (field(r, "MESSAGE") or "")]
+        check(recs, "no takeover record (MESSAGE_ID %s) naming %r" % (TAKEOVER_ID, original))
+        # Without the takeover the kernel onlines these itself (Normal, no records).
+        self.hotadd_and_check(0, 512 * MiB, "Movable")
+        self.sh("systemctl stop memonlined")
+        check(self.auto_online() == original, "after a stop auto_online_blocks reads %r, not the original %r"
+              % (self.auto_online(), original))
+        check(self.saved_auto_online() is None, "the saved value outlived the stop")
+        if emulated:
+            self.sh("echo offline > %s" % AUTO_ONLINE)
+        self.sh("systemctl start memonlined && systemctl is-active memonlined")
+        if not emulated:
+            self.assert_taken_over(original)
 
     def s_dimm_cpu_node(self):
         self.hotadd_and_check(1, 1 * GiB, "Movable")
@@ -334,8 +434,17 @@ class Suite(FaultScenarios):
         check(self.daemon_active(), "a memory hot-add did not start the stopped memonlined.service")
         self.wait_new_online()
         st = self.state()
-        self.assert_blocks(st, new, 1, "Movable")
-        self.assert_journal(st, cursor, {1: len(new)}, "Movable")
+        if self.boot_auto == "offline":
+            self.assert_blocks(st, new, 1, "Movable")
+            self.assert_journal(st, cursor, {1: len(new)}, "Movable")
+        else:
+            # The stop gave auto-online back: the kernel onlined these while
+            # adding them, in its own zone, before the daemon could start.
+            # The daemon the event started takes over again.
+            self.assert_blocks(st, new, 1, st_zone_of(st, new[0]))
+            got = sum(int(field(b, "MEMONLINE_BLOCKS") or 0) for b in self.records("batch", cursor))
+            check(got == 0, "memonlined batch records count %d blocks the kernel onlined itself" % got)
+            self.assert_taken_over(self.boot_auto)
         self.assert_none_offline()
         check(any("systemd" in self.udev_tags(b) for b in new),
               "blocks added while memonlined was stopped were not tagged for systemd: %s"
@@ -386,6 +495,13 @@ class Suite(FaultScenarios):
         # add event (SYSTEMD_WANTS), so a plain stop is undone by the hot-add
         # itself: mask it (runtime) while it must stay down.
         self.sh("systemctl mask --runtime memonlined && systemctl stop memonlined")
+        if self.boot_auto != "offline":
+            # The stop gave the kernel its auto-online back. Blocks stay
+            # offline without a daemon only as after a crash or with
+            # memhp_default_state=offline at boot: do what the latter does.
+            check(self.auto_online() == self.boot_auto, "auto_online_blocks %r after a stop, not %r"
+                  % (self.auto_online(), self.boot_auto))
+            self.sh("echo offline > %s" % AUTO_ONLINE)
         cursor = self.cursor()
         self.mark()
         self.vm.hotplug_dimm(0, 512 * MiB)
@@ -402,6 +518,14 @@ class Suite(FaultScenarios):
         self.assert_blocks(st, new, 0, "Movable")
         self.assert_journal(st, cursor, {0: len(new)}, "Movable")
         self.assert_none_offline()
+        if self.boot_auto != "offline":
+            # It found offline and has nothing to give back: put the
+            # kernel's value back under it for the scenarios that follow.
+            check(self.saved_auto_online() is None, "memonlined saved %r though it found offline"
+                  % self.saved_auto_online())
+            self.sh("systemctl stop memonlined && echo %s > %s && systemctl start memonlined"
+                    % (self.boot_auto, AUTO_ONLINE))
+            self.assert_taken_over(self.boot_auto)
 
     def s_crash_mid_batch(self):
         size = 8 * GiB
@@ -444,6 +568,9 @@ echo "nothing came online"; exit 3
         check(self.daemon_active(), "memonlined not active again after kill -9")
         after = int(self.sh("systemctl show -p NRestarts --value memonlined").out.strip() or 0)
         check(after > before, "systemd did not restart memonlined (NRestarts %d -> %d)" % (before, after))
+        if self.boot_auto != "offline":
+            # kill -9 left offline; the restarted daemon kept the kernel's value to give back.
+            self.assert_taken_over(self.boot_auto)
         st = self.state()
         self.assert_blocks(st, new, 1, "Movable")
         # The killed batch wrote no record; the restarted daemon reports the rest.
@@ -510,13 +637,17 @@ echo "nothing came online"; exit 3
         before = self.regions()
         for size in sizes:
             self.vm.hotplug_nvdimm(node, size)
+        # nullglob and quotes: an unmatched region* taken literally, then
+        # matched by the unquoted test once the region appeared, once made
+        # a region called "region*" (seen on 6.12).
         script = r"""
+shopt -s nullglob
 want=%d; before=" %s "
 for i in $(seq 120); do
     new=
     for d in /sys/bus/nd/devices/region*; do
         r=${d##*/}; case "$before" in *" $r "*) continue;; esac
-        [ -e $d/mapping0 ] && new="$new $r"
+        [ -e "$d/mapping0" ] && new="$new $r"
     done
     set -- $new; [ $# -ge $want ] && break
     sleep 0.5
@@ -529,7 +660,7 @@ for r in "$@"; do
 done
 echo "$@"
 """ % (len(sizes), " ".join(sorted(before)))
-        r = self.sh(script, timeout=240)
+        r = self.vm.guest_exec(["/bin/bash", "-c", script], timeout=240, check=True)
         regs = r.out.split()
         check(len(regs) == len(sizes), "expected %d new regions, got %r" % (len(sizes), regs))
         self.log("nvdimm regions %s" % " ".join(regs))
@@ -565,7 +696,9 @@ echo "$@"
         deadline = time.monotonic() + timeout
         while True:
             d = self.daxctl_dev(dev)
-            if d and d.get("mode") == "system-ram" and d.get("total_memblocks") \
+            # daxctl 81 (Debian 13) says -2 for both counts while kmem still
+            # adds the blocks (it cannot read them yet, -ENOENT).
+            if d and d.get("mode") == "system-ram" and int(d.get("total_memblocks") or 0) > 0 \
                     and d.get("online_memblocks") == d.get("total_memblocks"):
                 return d
             if time.monotonic() > deadline:
@@ -740,8 +873,139 @@ echo "$@"
         check(st["daemon"].get("active_state") == "active",
               "memonlined status does not see the daemon active: %s" % st["daemon"])
 
+    # -------------------------------------------------------------- CXL
+    # The CXL boot: q35 with two CXL Type-3 devices with volatile memory
+    # (mem0, mem1) behind one host bridge and one fixed memory window, and
+    # the kernel's default command line. `cxl create-region -t ram` alone
+    # must end in online memory: since 6.3 the region's dax device goes to
+    # kmem, which adds the blocks on the window's own CPU-less node.
+
+    def s_setup_cxl(self):
+        self.check_platform()
+        self.vm.write_guest_file(CONF, CONF_MOVABLE)
+        self.sh("memonlined --check-config && systemctl restart memonlined && systemctl is-active memonlined")
+        self.assert_none_offline()
+        r = self.sh("for i in $(seq 60); do [ $(cxl list -M | jq length) -ge %d ] && break; sleep 1; done; "
+                    "cxl list -M" % len(self.vm.cxl), timeout=120)
+        mems = sorted(m["memdev"] for m in json.loads(r.out or "[]"))
+        check(len(mems) == len(self.vm.cxl), "cxl list -M shows %s, QEMU has %d type-3 devices"
+              % (mems, len(self.vm.cxl)))
+        self.nrestarts0 = self.nrestarts()
+        self.pid0 = self.main_pid()
+        self.cxl_regions = {}       # memdev -> (region, dax device, node, blocks)
+
+    def main_pid(self):
+        return self.sh("systemctl show -p MainPID --value memonlined").out.strip()
+
+    def cxl_region_blocks(self, region):
+        """dax device, node and memory blocks of a RAM region, through sysfs."""
+        script = r"""
+shopt -s nullglob
+r=/sys/bus/cxl/devices/%s
+for d in $r/dax_region*/dax*; do [ -e $d/target_node ] && dax=${d##*/}; done
+[ -n "$dax" ] || { echo "no dax device under $r" >&2; exit 1; }
+read -r node < /sys/bus/dax/devices/$dax/target_node
+read -r start < $r/resource; read -r size < $r/size
+read -r bs < /sys/devices/system/memory/block_size_bytes
+first=$(( start / 16#$bs )); n=$(( size / 16#$bs ))
+echo "$dax $node"
+for ((i = first; i < first + n; i++)); do echo memory$i; done
+""" % region
+        r = self.vm.guest_exec(["/bin/bash", "-c", script], timeout=60)
+        check(r.rc == 0, "cannot map %s to its blocks: %s" % (region, r.err.strip()))
+        lines = r.out.split("\n")
+        dax, node = lines[0].split()
+        return dax, int(node), [b for b in lines[1:] if b]
+
+    def create_cxl_region(self, memdev):
+        cursor = self.cursor()
+        self.mark()
+        boot_nodes = set(self.state()["nodes"])
+        r = self.sh("cxl create-region -m -d decoder0.0 -w 1 -t ram %s" % memdev, timeout=240)
+        info = json.loads(r.out)
+        region = info["region"]
+        check(info.get("type") == "ram" and info.get("decode_state") == "commit",
+              "%s: %s" % (region, r.out.strip()[:400]))
+        dax, node, blocks = self.cxl_region_blocks(region)
+        self.log("%s on %s: %s on node %d, %d blocks" % (region, memdev, dax, node, len(blocks)))
+        new = self.wait_new_blocks(len(blocks))
+        check(sorted(new) == sorted(blocks), "%s added blocks %s, its range holds %s"
+              % (region, new[:6], blocks[:6]))
+        self.wait_new_online()
+        st = self.state()
+        check(not parse_cpulist(st["nodes"][str(node)]["cpulist"]), "CXL node %d has CPUs" % node)
+        self.assert_blocks(st, new, node, "Movable")
+        self.assert_journal(st, cursor, {node: len(new)}, "Movable", device=dax)
+        self.assert_none_offline()
+        self.cxl_regions[memdev] = (region, dax, node, new, boot_nodes)
+        return region, dax, node, new
+
+    def assert_daemon_steady(self, cursor):
+        check(self.daemon_active(), "memonlined is not active")
+        check(self.nrestarts() == self.nrestarts0, "memonlined was restarted (NRestarts %d -> %d)"
+              % (self.nrestarts0, self.nrestarts()))
+        check(self.main_pid() == self.pid0, "memonlined's pid changed %s -> %s" % (self.pid0, self.main_pid()))
+        fails = self.records("failure", cursor)
+        check(not fails, "failure records: %s" % (rec_brief(fails[0]) if fails else ""))
+
+    def s_cxl_ram_region(self):
+        region, dax, node, new = self.create_cxl_region("mem0")
+        check(str(node) not in self.cxl_regions["mem0"][4], "node %d existed before %s" % (node, region))
+        if self.boot_auto != "offline":
+            self.assert_taken_over(self.boot_auto)
+
+    def s_cxl_second_region(self):
+        region, dax, node, new = self.create_cxl_region("mem1")
+        if "mem0" in self.cxl_regions:
+            first = self.cxl_regions["mem0"]
+            check(node == first[2], "%s is on node %d, %s on node %d: one window, one node"
+                  % (region, node, first[0], first[2]))
+            st = self.state()
+            both = set(first[3]) | set(new)
+            on = [b for b in st["blocks"] if b["node"] == node]
+            check({b["block"] for b in on} == both and all(b["state"] == "online" for b in on),
+                  "node %d holds %s, expected %d blocks all online" % (node, on[:4], len(both)))
+
+    def s_cxl_destroy_region(self):
+        """Offline and destroy the newest region. Decoders of a port commit
+        in address order, so CXL regions come down in the reverse order of
+        their creation: after destroying region0 under a live region1,
+        `cxl create-region` on mem0 fails ("failed to set target0")."""
+        if not self.cxl_regions:
+            self.create_cxl_region("mem0")
+        memdev = list(self.cxl_regions)[-1]
+        region, dax, node, blocks, _ = self.cxl_regions.pop(memdev)
+        cursor = self.cursor()
+        self.sh("daxctl offline-memory %s" % dax, timeout=240)
+        st = self.state()
+        still = [b["block"] for b in st["blocks"] if b["block"] in blocks and b["state"] == "online"]
+        check(not still, "daxctl offline-memory left %s online" % still[:6])
+        time.sleep(2)   # memonlined sees the offline events; it must not online them again
+        st = self.state()
+        back = [b["block"] for b in st["blocks"] if b["block"] in blocks and b["state"] == "online"]
+        check(not back, "offlined blocks came back online: %s" % back[:6])
+        r = self.sh("cxl destroy-region -f %s" % region, check=False, timeout=240)
+        check(r.rc == 0, "cxl destroy-region %s failed: %s" % (region, (r.out + r.err).strip()[:400]))
+        left = self.sh("ls -d /sys/bus/cxl/devices/%s 2>/dev/null; ls /sys/bus/dax/devices/ | grep -x %s; "
+                       "cd /sys/devices/system/memory && ls -d %s 2>/dev/null" % (region, dax, " ".join(blocks)),
+                       check=False).out.split()
+        check(not left, "still there after destroy-region: %s" % left[:6])
+        self.assert_daemon_steady(cursor)
+        self.assert_none_offline()
+        self.destroyed = memdev
+
+    def s_cxl_region_again(self):
+        """A new region on the memdev of the destroyed one: onlined like the first."""
+        memdev = getattr(self, "destroyed", None)
+        if memdev is None:
+            raise Fail("needs cxl-destroy-region first")
+        cursor = self.cursor()
+        self.create_cxl_region(memdev)
+        self.assert_daemon_steady(cursor)
+
     # ------------------------------------------------------------------ run
     SCENARIOS = [
+        ("auto-online-takeover", "s_takeover"),
         ("dimm-cpu-node", "s_dimm_cpu_node"),
         ("dimm-cpuless-node", "s_dimm_cpuless_node"),
         ("udev-starts-daemon", "s_udev_starts_daemon"),
@@ -760,18 +1024,35 @@ echo "$@"
         ("pmem-two-at-once", "s_pmem_two_at_once"),
         ("pmem-destroy-unconverted", "s_pmem_destroy_unconverted"),
     ]
-    # (boot name, setup method, scenarios): one VM each, in this order.
-    BOOTS = [
-        ("main", "s_setup", SCENARIOS),
-        ("pmem", "s_setup_pmem", PMEM_SCENARIOS),
-        ("faults", "s_setup_faults", FaultScenarios.FAULT_SCENARIOS),
+    # Third boot, guests with the cxl tool only: CXL Type-3 memory on q35.
+    CXL_SCENARIOS = [
+        ("cxl-ram-region", "s_cxl_ram_region"),
+        ("cxl-second-region", "s_cxl_second_region"),
+        ("cxl-destroy-region", "s_cxl_destroy_region"),
+        ("cxl-region-again", "s_cxl_region_again"),
     ]
-    # VM() arguments of a boot, beyond the defaults.
-    BOOT_VM_ARGS = {"faults": FaultScenarios.VM_ARGS}
+    CXL_DEVICES = [512 * MiB, 512 * MiB]
+    # (boot name, setup method, scenarios, VM options): one VM each, in this order.
+    BOOTS = [
+        ("main", "s_setup", SCENARIOS, {}),
+        ("pmem", "s_setup_pmem", PMEM_SCENARIOS, {}),
+        ("cxl", "s_setup_cxl", CXL_SCENARIOS, {"cxl": CXL_DEVICES, "virtio_mem_size": 0}),
+        ("faults", "s_setup_faults", FaultScenarios.FAULT_SCENARIOS, FaultScenarios.VM_ARGS),
+    ]
 
     @classmethod
     def all_scenarios(cls):
-        return [s for _, _, group in cls.BOOTS for s in group]
+        return [s for _, _, group, _ in cls.BOOTS for s in group]
+
+    def label(self, name):
+        return "%s/%s" % (self.tag, name)
+
+    def selected(self, name, only):
+        return not only or name in only or self.label(name) in only
+
+    def record(self, name, ok, reason=""):
+        self.results.append((self.label(name), ok, reason))
+        print("PASS %s" % self.label(name) if ok else "FAIL %s: %s" % (self.label(name), reason), flush=True)
 
     def run(self, only=None, scenarios=None, setup="s_setup"):
         scenarios = self.SCENARIOS if scenarios is None else scenarios
@@ -781,23 +1062,20 @@ echo "$@"
             self.fail_all("setup", e, only, scenarios)
             return
         for name, meth in scenarios:
-            if only and name not in only:
+            if not self.selected(name, only):
                 continue
             t = time.monotonic()
             try:
                 getattr(self, meth)()
-                self.results.append((name, True, ""))
-                print("PASS %s" % name, flush=True)
+                self.record(name, True)
             except Exception as e:  # noqa: BLE001
-                reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-                self.results.append((name, False, reason))
-                print("FAIL %s: %s" % (name, reason), flush=True)
-                self.dump(name, e)
+                self.record(name, False, str(e).splitlines()[0] if str(e) else type(e).__name__)
+                self.dump(self.label(name), e)
                 if not self.vm.alive():
                     self.fail_rest(name, only, "qemu died", scenarios)
                     return
-            self.timings[name] = time.monotonic() - t
-            self.log("%s took %.1fs" % (name, self.timings[name]))
+            self.timings[self.label(name)] = time.monotonic() - t
+            self.log("%s took %.1fs" % (self.label(name), self.timings[self.label(name)]))
 
     def dump(self, name, e):
         print("==== %s failed ====" % name, file=sys.stderr)
@@ -805,28 +1083,30 @@ echo "$@"
             print("assertion: %s" % e, file=sys.stderr)
         else:
             traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
-        if self.vm.alive():
+        if self.vm is not None and self.vm.alive():
             print(self.vm.diagnostics(), file=sys.stderr)
-        else:
+        elif self.vm is not None:
             print(self.vm.serial_tail(), file=sys.stderr)
         sys.stderr.flush()
 
     def fail_all(self, what, e, only, scenarios=None):
         reason = "%s: %s" % (what, str(e).splitlines()[0] if str(e) else type(e).__name__)
-        self.dump(what, e)
+        self.dump("%s %s" % (self.tag, what), e)
         for name, _ in self.SCENARIOS if scenarios is None else scenarios:
-            if not only or name in only:
-                self.results.append((name, False, reason))
-                print("FAIL %s: %s" % (name, reason), flush=True)
+            if self.selected(name, only):
+                self.record(name, False, reason)
 
     def fail_rest(self, after, only, reason, scenarios=None):
         started = False
         for name, _ in self.SCENARIOS if scenarios is None else scenarios:
-            if started and (not only or name in only):
-                self.results.append((name, False, reason))
-                print("FAIL %s: %s" % (name, reason), flush=True)
+            if started and self.selected(name, only):
+                self.record(name, False, reason)
             if name == after:
                 started = True
+
+
+def st_zone_of(st, block):
+    return next((b["zone"] for b in st["blocks"] if b["block"] == block), None)
 
 
 def rec_brief(rec):
@@ -834,31 +1114,26 @@ def rec_brief(rec):
                     if k.startswith("MEMONLINE_") or k in ("MESSAGE", "MESSAGE_ID"))
 
 
-def run_boot(image_dir, workdir, boot, setup, scenarios, only, verbose, results, timings):
+def run_boot(image_dir, workdir, tag, boot, setup, scenarios, vm_opts, only, verbose, results, timings):
     """One VM for one group of scenarios; appends to RESULTS and TIMINGS."""
     vm = None
-    suite = None
+    suite = Suite(None, verbose=verbose)
+    suite.tag = tag
     try:
-        vm = VM(image_dir, workdir=workdir, **Suite.BOOT_VM_ARGS.get(boot, {}))
+        vm = VM(image_dir, workdir=workdir, **vm_opts)
         if not vm.has_project:
             print("warning: image built with --no-project: memonlined is not installed",
                   file=sys.stderr)
         suite = Suite(vm, verbose=verbose)
+        suite.tag = tag
         vm.boot()
-        suite.log("%s boot %.1fs%s" % (boot, vm.boot_seconds,
-                                       " after %d stalled boot(s)" % vm.boot_retries
-                                       if vm.boot_retries else ""))
-        timings["boot:" + boot] = vm.boot_seconds
+        suite.log("%s %s boot %.1fs%s" % (tag, boot, vm.boot_seconds,
+                                          " after %d stalled boot(s)" % vm.boot_retries
+                                          if vm.boot_retries else ""))
+        timings["%s/boot:%s" % (tag, boot)] = vm.boot_seconds
         suite.run(only, scenarios, setup)
     except Exception as e:  # noqa: BLE001
-        suite = suite or Suite(vm, verbose=verbose)
-        if vm is not None:
-            suite.fail_all("boot", e, only, scenarios)
-        else:
-            print("error: %s" % e, file=sys.stderr)
-            suite.results = [(n, False, str(e)) for n, _ in scenarios if not only or n in only]
-            for n, _, r in suite.results:
-                print("FAIL %s: %s" % (n, r))
+        suite.fail_all("boot", e, only, scenarios)
     finally:
         if vm is not None:
             vm.shutdown()
@@ -867,21 +1142,24 @@ def run_boot(image_dir, workdir, boot, setup, scenarios, only, verbose, results,
     timings.update(suite.timings)
 
 
-def image_project(image_dir):
-    """PROJECT= of the image (yes, stub, no), "" if unknown."""
+def image_env(image_dir):
+    """image.env of an image as a dict ({} if unreadable)."""
+    env = {}
     try:
         for line in open(os.path.join(image_dir, "image.env")):
-            if line.startswith("PROJECT="):
-                return line.rstrip("\n").split("=", 1)[1]
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                env[k] = v
     except OSError:
         pass
-    return ""
+    return env
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--image-dir", default=DEFAULT_IMAGE_DIR)
-    ap.add_argument("--only", default="", help="comma-separated scenario names")
+    ap.add_argument("--image-dir", action="append", default=[],
+                    help="an image built by build-image.sh; repeat for several kernels")
+    ap.add_argument("--only", default="", help="comma-separated scenario names (NAME or KERNEL/NAME)")
     ap.add_argument("--keep", action="store_true", help="keep the VM work dirs (serial log, qemu log)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--list", action="store_true")
@@ -890,26 +1168,44 @@ def main():
         for name, _ in Suite.all_scenarios():
             print(name)
         return 0
+    image_dirs = a.image_dir or [DEFAULT_IMAGE_DIR]
+    envs = [image_env(d) for d in image_dirs]
+    tags = [kernel_tag(e.get("KVER")) for e in envs]
     only = set(x for x in a.only.split(",") if x)
-    unknown = only - {n for n, _ in Suite.all_scenarios()}
+    names = {n for n, _ in Suite.all_scenarios()}
+    unknown = {x for x in only if x not in names and x.split("/", 1)[-1] not in names}
     if unknown:
         ap.error("unknown scenario(s): %s" % ", ".join(sorted(unknown)))
     t0 = time.monotonic()
     results, timings, kept = [], {}, []
-    project = image_project(a.image_dir)
-    for boot, setup, scenarios in Suite.BOOTS:
-        if only and not only & {n for n, _ in scenarios}:
-            continue
-        if boot in ("pmem", "faults") and project == "stub":
-            # the bash stub only onlines blocks; it converts no dax device
-            for n, _ in scenarios:
-                if not only or n in only:
-                    print("SKIP %s: the stub daemon has no dax conversion or fault handling" % n)
-            continue
-        workdir = tempfile.mkdtemp(prefix="memonlined-vm-%s-" % boot) if a.keep else None
-        if workdir:
-            kept.append(workdir)
-        run_boot(a.image_dir, workdir, boot, setup, scenarios, only, a.verbose, results, timings)
+    for image_dir, env, tag in zip(image_dirs, envs, tags):
+        for boot, setup, scenarios, vm_opts in Suite.BOOTS:
+            chosen = [n for n, _ in scenarios if not only or n in only or "%s/%s" % (tag, n) in only]
+            if not chosen:
+                continue
+            if boot in ("pmem", "faults") and env.get("PROJECT") == "stub":
+                # the bash stub only onlines blocks; it converts no dax device
+                for n in chosen:
+                    print("SKIP %s/%s: the stub daemon has no dax conversion or fault handling" % (tag, n))
+                continue
+            if boot == "faults" and tag != FAULTS_KERNEL and not any("%s/%s" % (tag, n) in only for n in chosen):
+                # The faults are the daemon's, not the kernel's: one kernel, the
+                # current distribution's, keeps CI in its time budget.
+                print("%s: fault scenarios run on the %s guest" % (tag, FAULTS_KERNEL), file=sys.stderr)
+                continue
+            if boot == "cxl" and env.get("CXL") != "yes":
+                # Debian 12's 6.1 cannot create CXL RAM regions (6.3+), nor
+                # QEMU 7.2 emulate them: no CXL boot on that guest.
+                print("%s: no CXL boot: the guest has no CXL RAM region support" % tag, file=sys.stderr)
+                if only and any("%s/%s" % (tag, n) in only for n in chosen):
+                    for n in chosen:
+                        print("FAIL %s/%s: this guest has no CXL RAM region support" % (tag, n))
+                        results.append(("%s/%s" % (tag, n), False, "no CXL"))
+                continue
+            workdir = tempfile.mkdtemp(prefix="memonlined-vm-%s-%s-" % (tag, boot)) if a.keep else None
+            if workdir:
+                kept.append(workdir)
+            run_boot(image_dir, workdir, tag, boot, setup, scenarios, vm_opts, only, a.verbose, results, timings)
     for w in kept:
         print("logs kept in %s" % w, file=sys.stderr)
     passed = sum(1 for r in results if r[1])

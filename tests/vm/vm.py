@@ -129,9 +129,16 @@ class JsonSocket:
 
 
 class VM:
+    """cxl: sizes of CXL Type-3 devices with volatile memory, one per root
+    port of one pxb-cxl host bridge under one fixed memory window (4 GiB).
+    Non-empty, it makes the machine q35 with cxl=on, the CPU without the
+    hypervisor bit (x86 refuses to commit a region in a guest: "Failed to
+    synchronize CPU cache state"), every PCI device on pcie.0 explicitly,
+    and no NVDIMM support."""
+
     def __init__(self, image_dir=None, workdir=None, mem_mib=2048, slots=16,
                  maxmem="128G", virtio_mem_size=4 * GiB, virtio_mem_node=1,
-                 coldplug_nvdimms=(), extra_append="", log=None, boot_timeout=300):
+                 coldplug_nvdimms=(), extra_append="", log=None, boot_timeout=300, cxl=()):
         self.image_dir = image_dir or DEFAULT_IMAGE_DIR
         env = {}
         envf = os.path.join(self.image_dir, "image.env")
@@ -147,6 +154,7 @@ class VM:
         extra_append = extra_append or os.environ.get("MEMONLINED_VM_APPEND", "")
         if extra_append:
             self.append += " " + extra_append
+        self.env = env
         self.has_project = env.get("PROJECT") in ("yes", "stub")
         self.project = env.get("PROJECT", "no")
         for f in (self.image, self.kernel, self.initrd):
@@ -165,6 +173,7 @@ class VM:
         self.virtio_mem_size = virtio_mem_size
         self.virtio_mem_node = virtio_mem_node
         self.coldplug_nvdimms = list(coldplug_nvdimms)
+        self.cxl = list(cxl)
         self.boot_timeout = boot_timeout
         self.log = log or (lambda msg: print("[vm %7.1fs] %s" % (time.monotonic() - self.t0, msg),
                                              file=sys.stderr, flush=True))
@@ -182,9 +191,12 @@ class VM:
     # ------------------------------------------------------------------ qemu
     def qemu_cmdline(self):
         half = self.mem_mib // 2
+        cxl = bool(self.cxl)
+        # With a pxb-cxl bridge, devices without a bus may land behind it.
+        pcie0 = ",bus=pcie.0" if cxl else ""
         c = ["qemu-system-x86_64",
-             "-machine", "pc,accel=tcg,nvdimm=on",
-             "-cpu", "max,vendor=GenuineIntel",
+             "-machine", "q35,accel=tcg,cxl=on" if cxl else "pc,accel=tcg,nvdimm=on",
+             "-cpu", "max,vendor=GenuineIntel" + (",hypervisor=off" if cxl else ""),
              "-smp", "8,sockets=2,cores=2,threads=2",
              "-m", "%dM,slots=%d,maxmem=%s" % (self.mem_mib, self.slots, self.maxmem),
              "-object", "memory-backend-ram,id=ram0,size=%dM" % half,
@@ -198,18 +210,28 @@ class VM:
              "-numa", "dist,src=0,dst=2,val=30",
              "-numa", "dist,src=1,dst=2,val=17",
              "-kernel", self.kernel, "-initrd", self.initrd, "-append", self.append,
-             "-drive", "file=%s,format=raw,if=virtio,snapshot=on" % self.image,
+             *(["-drive", "file=%s,format=raw,if=none,id=hd0,snapshot=on" % self.image,
+                "-device", "virtio-blk-pci,drive=hd0" + pcie0] if cxl else
+               ["-drive", "file=%s,format=raw,if=virtio,snapshot=on" % self.image]),
              "-display", "none", "-nodefaults", "-no-user-config",
              "-serial", "file:%s" % self.serial_log,
              "-qmp", "unix:%s,server=on,wait=off" % self.qmp_path,
              "-chardev", "socket,path=%s,server=on,wait=off,id=qga0" % self.qga_path,
-             "-device", "virtio-serial",
+             "-device", "virtio-serial-pci" + pcie0 if cxl else "virtio-serial",
              "-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
              "-no-reboot"]
         if self.virtio_mem_size:
             c += ["-object", "memory-backend-ram,id=vmem0,size=%d,reserve=off" % self.virtio_mem_size,
-                  "-device", "virtio-mem-pci,id=vmem0dev,memdev=vmem0,node=%d,requested-size=0"
-                  % self.virtio_mem_node]
+                  "-device", "virtio-mem-pci,id=vmem0dev,memdev=vmem0,node=%d,requested-size=0%s"
+                  % (self.virtio_mem_node, pcie0)]
+        if cxl:
+            c += ["-device", "pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1"]
+            for i, size in enumerate(self.cxl):
+                c += ["-object", "memory-backend-ram,id=cxlvmem%d,share=on,size=%d" % (i, size),
+                      "-device", "cxl-rp,port=%d,bus=cxl.1,id=cxlrp%d,chassis=0,slot=%d" % (i, i, i + 2),
+                      "-device", "cxl-type3,bus=cxlrp%d,volatile-memdev=cxlvmem%d,id=cxl-vmem%d,sn=%d"
+                      % (i, i, i, 0x1000 + i)]
+            c += ["-M", "cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G"]
         for i, (node, size) in enumerate(self.coldplug_nvdimms):
             path = self._nvdimm_file("cnv%d" % i, size)
             addr = self._nvdimm_addr(size)

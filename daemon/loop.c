@@ -322,7 +322,7 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         c->batches++;
         if (j->onlined || j->failed)
                 update_status(c, j);
-        schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0);
+        schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0 || j->unreadable > 0 || j->dax_failed > 0);
         job_free(j);
 
         if (c->exiting)

@@ -143,9 +143,10 @@ static int single_pass(struct context *c) {
                 return EXIT_FAILURE;
         if (c->dry_run)
                 return EXIT_SUCCESS;
-        undone = j.failed + j.undecided + j.not_attempted + j.dax_failed;
-        report_log(&c->reporter, LOG_INFO, NULL, "%zu blocks onlined, %zu failed, %zu undecided, %zu not attempted",
-                   j.onlined, j.failed, j.undecided, j.not_attempted);
+        undone = j.failed + j.undecided + j.not_attempted + j.dax_failed + j.unreadable;
+        report_log(&c->reporter, LOG_INFO, NULL,
+                   "%zu blocks onlined, %zu failed, %zu undecided, %zu unreadable, %zu not attempted", j.onlined,
+                   j.failed, j.undecided, j.unreadable, j.not_attempted);
         if (undone == 0)
                 return EXIT_SUCCESS;
         return j.onlined > 0 ? EXIT_PARTIAL : EXIT_FAILURE;
@@ -266,6 +267,7 @@ int main(int argc, char **argv) {
                 .reporter = &c.reporter,
                 .stop = &c.stop,
                 .dry_run = c.dry_run,
+                .need_memory = true,
                 .out = stdout,
         };
 

@@ -184,17 +184,12 @@ static unsigned backoff_for(const struct online_pass *run, unsigned attempt) {
         return (unsigned) ms;
 }
 
-/* The memory directory, opened once per run: each block's open then walks two components, not the whole path. */
+/* The memory directory, opened once per pass: each block's open then walks two components, not the whole path. */
 static int open_memory_dir(const char *root, int *ret_fd) {
-        _cleanup_free_ char *path = NULL;
-        int r, fd;
+        int fd = sysfs_open(root, "devices/system/memory", O_PATH | O_DIRECTORY);
 
-        r = sysfs_path(&path, root, "devices/system/memory");
-        if (r < 0)
-                return r;
-        fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                return -errno;
+                return fd;
         *ret_fd = fd;
         return 0;
 }
@@ -208,10 +203,10 @@ static int open_state(const struct online_pass *run, uint64_t id, int *ret_fd) {
         /* Per block, and snprintf() was most of the user time spent on one. */
         memcpy(rel, "memory", 6);
         memcpy(rel + 6 + format_u64(rel + 6, id), "/state", sizeof("/state"));
-        /* One open for the state check and the write. */
-        fd = openat(run->memory_dir_fd, rel, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        /* One open for the state check and the write; beneath the tree, never out of it by a link. */
+        fd = sysfs_open_beneath(run->memory_dir_fd, rel, O_RDWR | O_NOCTTY);
         if (fd < 0)
-                return -errno;
+                return fd;
         *ret_fd = fd;
         return 0;
 }

@@ -550,31 +550,46 @@ static int emit_failure(struct reporter *r, const struct plan_item *item, const 
         return record_emit(r, &rec);
 }
 
-int report_undecided(struct reporter *r, const struct plan_item *item, uint64_t batch) {
+/* A failure record for a block the daemon left offline on purpose: nothing was written. */
+static int emit_left_offline(struct reporter *r, uint64_t id, int node, int error, const char *reason,
+                             const struct plan_item *item, uint64_t batch) {
         _cleanup_(record_clear) struct record rec = {};
-        const struct mem_block *b;
         char name[16];
         int k = 0;
 
-        if (!r || !item || !item->block)
-                return -EINVAL;
-        b = item->block;
         k |= record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
-        k |= record_add(&rec, "MESSAGE=Left memory%" PRIu64 " (node %d) offline: %s; trying again later", b->id,
-                        b->node, item->reason ?: "undecided");
+        k |= record_add(&rec, "MESSAGE=Left memory%" PRIu64 " (node %d) offline: %s; trying again later", id, node,
+                        reason);
         k |= record_add(&rec, "PRIORITY=%d", LOG_WARNING);
         k |= record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, batch);
-        k |= record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, b->id);
-        k |= record_add(&rec, "MEMONLINE_NODE=%d", b->node);
+        k |= record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, id);
+        k |= record_add(&rec, "MEMONLINE_NODE=%d", node);
         k |= record_add(&rec, "MEMONLINE_ZONE=skip");
-        k |= record_add(&rec, "MEMONLINE_ERRNO=%d", EAGAIN);
-        k |= record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(EAGAIN, name, sizeof(name)));
+        k |= record_add(&rec, "MEMONLINE_ERRNO=%d", error);
+        k |= record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(error, name, sizeof(name)));
         k |= record_add(&rec, "MEMONLINE_ATTEMPTS=0");
-        k |= record_add(&rec, "MEMONLINE_REASON=%s", item->reason ?: "undecided");
-        k |= add_attribution(&rec, item, 1);
+        k |= record_add(&rec, "MEMONLINE_REASON=%s", reason);
+        if (item)
+                k |= add_attribution(&rec, item, 1);
         if (k < 0)
                 return -ENOMEM;
         return record_emit(r, &rec);
+}
+
+int report_undecided(struct reporter *r, const struct plan_item *item, uint64_t batch) {
+        if (!r || !item || !item->block)
+                return -EINVAL;
+        return emit_left_offline(r, item->block->id, item->block->node, EAGAIN, item->reason ?: "undecided", item,
+                                 batch);
+}
+
+int report_unreadable(struct reporter *r, uint64_t id, int node, int error, uint64_t batch) {
+        char reason[128];
+
+        if (!r || error >= 0)
+                return -EINVAL;
+        snprintf(reason, sizeof(reason), "its state cannot be read (%s)", strerror(-error));
+        return emit_left_offline(r, id, node, -error, reason, NULL, batch);
 }
 
 int report_batch(struct reporter *r, const struct batch_info *info, const struct plan *plan,

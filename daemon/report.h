@@ -85,3 +85,6 @@ int report_batch(struct reporter *r, const struct batch_info *info, const struct
  * batch: the sequence of the batch it belongs to (0: none was written).
  */
 int report_undecided(struct reporter *r, const struct plan_item *item, uint64_t batch);
+
+/* The same for a block whose state cannot be read: MEMONLINE_ERRNO is the read's (error < 0). */
+int report_unreadable(struct reporter *r, uint64_t id, int node, int error, uint64_t batch);

@@ -302,9 +302,11 @@ static int append_if_offline(const struct runner *c, const struct topology *t, u
                 r = block_read(c->sysfs_root, t->block_size, id, &b);
         else if (read_zones)
                 r = block_read_known(c->sysfs_root, t->block_size, id, tb->state, tb->node, &b);
-        else
-                b = (struct mem_block) { .id = id, .phys_start = id * t->block_size, .state = tb->state,
-                                         .node = tb->node, .region = -1 };
+        else {
+                b = (struct mem_block) { .id = id, .state = tb->state, .node = tb->node, .region = -1 };
+                /* An id whose address would wrap is no block of this machine's. */
+                r = block_phys_start(id, t->block_size, &b.phys_start);
+        }
         if (r < 0)
                 return r;
         if (b.state != BLOCK_STATE_OFFLINE) {
@@ -321,7 +323,23 @@ static int append_if_offline(const struct runner *c, const struct topology *t, u
 }
 
 /* The given blocks (or all the topology saw), keep the offline ones. */
-static int collect_blocks(struct runner *c, const struct job *j, const struct topology *t, struct block_set *set) {
+/*
+ * A block whose state cannot be read may be one policy wants online: say
+ * so in a failure record and count it, so the job is tried again.
+ */
+static void report_unreadable_block(struct runner *c, struct job *j, const struct topology *t, uint64_t id,
+                                    int error) {
+        const struct topo_block *tb = topology_block(t, id);
+        int r;
+
+        j->unreadable++;
+        r = report_unreadable(c->reporter, id, tb ? tb->node : NODE_NONE, error, c->reporter->batch_seq);
+        if (r < 0)
+                report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: cannot read its state: %s",
+                           (unsigned long long) id, strerror(-error));
+}
+
+static int collect_blocks(struct runner *c, struct job *j, const struct topology *t, struct block_set *set) {
         int r;
 
         if (!j->ids) {
@@ -329,10 +347,9 @@ static int collect_blocks(struct runner *c, const struct job *j, const struct to
                         r = append_if_offline(c, t, t->blocks[i].id, 0, true, set);
                         if (r == -ENOMEM)
                                 return r;
-                        /* Gone or unreadable since the topology read it: the next rescan sees it again. */
-                        if (r < 0 && r != -ENOENT)
-                                report_log(c->reporter, LOG_DEBUG, NULL, "memory%llu: cannot read: %s",
-                                           (unsigned long long) t->blocks[i].id, strerror(-r));
+                        /* Gone since the topology read it: nothing to do. */
+                        if (r < 0 && r != -ENOENT && !c->dry_run)
+                                report_unreadable_block(c, j, t, t->blocks[i].id, r);
                 }
                 return 0;
         }
@@ -343,9 +360,8 @@ static int collect_blocks(struct runner *c, const struct job *j, const struct to
                         return r;
                 if (r == -ENOENT)
                         continue;       /* removed again before we got to it */
-                if (r < 0)
-                        report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: cannot read state: %s",
-                                   (unsigned long long) j->ids[i], strerror(-r));
+                if (r < 0 && !c->dry_run)
+                        report_unreadable_block(c, j, t, j->ids[i], r);
         }
         return 0;
 }
@@ -720,7 +736,8 @@ static void handle_dax(struct runner *c, struct job *j) {
  * job's blocks, or read in full for rescans, after removals, and when it
  * had no memory hotplug. Borrowed: the runner keeps it.
  */
-static int job_topology(struct runner *c, const struct job *j, struct topology **ret) {
+static int job_topology(struct runner *c, const struct job *j, struct topology **ret,
+                        struct topology_error *ret_error) {
         struct topology *t = NULL;
         int r;
 
@@ -741,15 +758,21 @@ static int job_topology(struct runner *c, const struct job *j, struct topology *
         }
         topology_free(c->topology);
         c->topology = NULL;
-        r = topology_load(c->sysfs_root, &t);
+        r = topology_load_full(c->sysfs_root, c->need_memory ? TOPO_LOAD_NEED_MEMORY : 0, &t, ret_error);
         if (r < 0)
                 return r;
+        /* What the load left out (a bad node or CPU attribute), for whoever debugs it. */
+        for (size_t i = 0; i < t->n_notes; i++)
+                report_log(c->reporter, LOG_DEBUG, NULL, "topology: %s", t->notes[i]);
+        if (t->n_notes_dropped > 0)
+                report_log(c->reporter, LOG_DEBUG, NULL, "topology: %zu more notes", t->n_notes_dropped);
         c->topology = *ret = t;
         return 0;
 }
 
 int runner_process(struct runner *c, struct job *j) {
         struct pass_clock clock = pass_clock_now();
+        struct topology_error terr = {};
         struct pass pass;
         struct topology *t = NULL;
         struct pmem_devices devs = {};
@@ -767,10 +790,10 @@ int runner_process(struct runner *c, struct job *j) {
         if (atomic_load(c->stop))
                 return 0;
 
-        r = job_topology(c, j, &t);
+        r = job_topology(c, j, &t, &terr);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "cannot read the topology under %s: %s", c->sysfs_root,
-                           strerror(-r));
+                           terr.reason[0] ? terr.reason : strerror(-r));
                 return r;
         }
         pass_mark(&clock, PHASE_TOPOLOGY);

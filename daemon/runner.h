@@ -23,6 +23,7 @@ struct runner {
         struct reporter *reporter;
         atomic_bool *stop;              /* SIGTERM: finish in-flight writes, start no more */
         bool dry_run;                   /* print the plan to out, write nothing */
+        bool need_memory;               /* a tree without memory hotplug is an error (--once, --dry-run) */
         FILE *out;                      /* dry-run output */
         struct topology *topology;      /* kept between jobs; the runner thread's alone */
         const atomic_bool *more_work;   /* set by the event loop while another job is queued */
@@ -58,6 +59,7 @@ struct job {
         size_t onlined, failed, not_attempted;
         size_t undecided;               /* left offline because a rule could not be checked */
         size_t dax_failed;              /* dax devices that could not be scanned or converted */
+        size_t unreadable;              /* blocks whose state could not be read */
         uint64_t bytes, duration_usec;
         int error;
 };

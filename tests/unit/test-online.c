@@ -510,6 +510,33 @@ static void test_rule_zone_no_fallback(void **state) {
         assert_int_equal(res->groups[0].failed, 1);
 }
 
+/* A state file that is a link out of the tree (--sysfs-root) is never written through. */
+static void test_state_link_out_of_tree(void **state) {
+        char *root = fake_tree_new(), *outside = fake_tree_new();
+        _cleanup_free_ char *target = NULL, *left = NULL;
+        struct tplan t = {};
+        const int unpinned[] = { -1 };
+        struct policy p = test_policy(1, 2);
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = tree_request(root, &t, &p);
+
+        fake_memory_init(root, 128ULL << 20);
+        fake_add_block(root, 16, 0, "offline", "Movable Normal");
+        fake_write(outside, "precious", "offline\n");
+        assert_true(asprintf(&target, "%s/precious", outside) > 0);
+        fake_unlink(root, "devices/system/memory/memory16/state");
+        fake_symlink(root, "devices/system/memory/memory16/state", target);
+
+        tplan_group(&t, 0, unpinned, 1, 16, 1, ZONE_MOVABLE);
+        assert_int_equal(online_write(&req, &res), 0);
+        assert_true(res->blocks[0].error == -ELOOP || res->blocks[0].error == -EXDEV);
+        assert_int_equal(res->failed, 1);
+        left = fake_read(outside, "precious");
+        assert_string_equal(left, "offline");
+        fake_tree_free(root);
+        fake_tree_free(outside);
+}
+
 /* Blocks are checked at their turn: online (or going offline) ones are not written and not counted. */
 static void test_not_offline_skipped(void **state) {
         struct tplan t = {};
@@ -967,6 +994,7 @@ int main(void) {
                 cmocka_unit_test(test_fake_tree),
                 cmocka_unit_test(test_prefetch_tree),
                 cmocka_unit_test(test_memory_dir_unusable),
+                cmocka_unit_test(test_state_link_out_of_tree),
                 cmocka_unit_test(test_ebusy_then_success),
                 cmocka_unit_test(test_eagain_exhausted),
                 cmocka_unit_test(test_einval),

@@ -461,6 +461,25 @@ static void test_devdax_on_rescan(void **state) {
                                         "libdaxctl acts on only the real /sys"));
 }
 
+/* A block whose state cannot be read is reported with a failure record and counted for a retry. */
+static void test_unreadable_block_reported(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n");
+        struct job j = rescan_job(p);
+
+        fake_add_blocks(f->root, 32, 2, 1, "offline", "Movable Normal");
+        /* memory33's state reads as EISDIR. */
+        fake_unlink(f->root, "devices/system/memory/memory33/state");
+        fake_mkdir(f->root, "devices/system/memory/memory33/state");
+
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        assert_state(f, 32, "online_movable");
+        assert_int_equal(j.unreadable, 1);
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_BLOCK=memory33"));
+        assert_non_null(strstr(f->out, "its state cannot be read (Is a directory)"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
@@ -473,6 +492,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unresolved_node_patience, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dax_unreadable_fail_safe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_devdax_on_rescan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

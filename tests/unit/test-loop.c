@@ -305,6 +305,72 @@ static void test_reload_broken_keeps_policy(void **state) {
         assert_true(has_state(f, 40, "online_movable"));
 }
 
+/*
+ * Every refused case of the bad-config corpus (tests/config-corpus), as a
+ * reload: each is refused, the loop keeps running, and the policy it had
+ * keeps serving the next hot-add.
+ */
+static unsigned corpus_refused;
+
+static void feed_after_corpus(struct fixture *f) {
+        add_and_feed(f, 40);
+        at(f, 200, stop_when_idle);
+}
+
+static void reload_corpus(struct fixture *f) {
+        const char *srcdir = getenv("top_srcdir");
+        _cleanup_free_ char *manifest = NULL, *line = NULL;
+        _cleanup_fclose_ FILE *m = NULL;
+        size_t n = 0;
+
+        assert_non_null(srcdir);
+        assert_true(asprintf(&manifest, "%s/tests/config-corpus/MANIFEST", srcdir) > 0);
+        m = fopen(manifest, "re");
+        assert_non_null(m);
+        while (getline(&line, &n, m) > 0) {
+                _cleanup_free_ char *cmd = NULL;
+                char *name = line, *outcome;
+
+                if (line[0] == '#' || !strchr(line, '\t'))
+                        continue;
+                *strchr(name, '\t') = 0;
+                outcome = name + strlen(name) + 1;
+                if (!startswith(outcome, "error"))
+                        continue;
+                /* Root reads a mode 000 file: the case is for a reader without CAP_DAC_OVERRIDE. */
+                if (streq(name, "@unreadable") && geteuid() == 0)
+                        continue;
+                if (name[0] == '@')
+                        assert_true(asprintf(&cmd, "rm -rf '%s' '%s.d' && sh '%s/tests/config-corpus/make-special.sh' "
+                                             "'%s' '%s'", f->conf, f->conf, srcdir, name, f->conf) > 0);
+                else
+                        assert_true(asprintf(&cmd, "rm -rf '%s' '%s.d' && cp '%s/tests/config-corpus/cases/%s' '%s' && "
+                                             "{ ! test -d '%s/tests/config-corpus/cases/%s.d' || "
+                                             "cp -r '%s/tests/config-corpus/cases/%s.d' '%s.d'; }",
+                                             f->conf, f->conf, srcdir, name, f->conf, srcdir, name, srcdir, name,
+                                             f->conf) > 0);
+                assert_int_equal(system(cmd), 0);
+                if (loop_reload(f->loop) < 0)
+                        corpus_refused++;
+                else
+                        fail_msg("the corpus case %s was accepted on reload", name);
+        }
+        /* Timers count from this loop iteration's start, before all that: a step of its own. */
+        at(f, 10, feed_after_corpus);
+}
+
+static void test_reload_corpus_keeps_policy(void **state) {
+        struct fixture *f = *state;
+
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, reload_corpus);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(corpus_refused >= 50);
+        /* The policy before every refused reload still decides: movable, not the defaults. */
+        assert_true(has_state(f, 40, "online_movable"));
+        assert_true(err_has(f, "keeping the previous policy"));
+}
+
 /* ---- the runner thread cannot start: the loop goes on, a retry finds the work ---- */
 
 static void nproc_restore(struct fixture *f) {
@@ -563,6 +629,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_broken_keeps_policy, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_reload_corpus_keeps_policy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_thread_start_failure, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_watchdog_starves_when_stuck, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_bounded, setup, teardown),

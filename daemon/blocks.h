@@ -24,6 +24,8 @@ enum {
         VALID_MOVABLE = 1 << 1,
 };
 
+struct memdev;
+
 struct mem_block {
         uint64_t id;                    /* memoryN */
         uint64_t phys_start;            /* id * block_size */
@@ -37,6 +39,7 @@ struct mem_block {
         char *namespace_uuid;
         int region;                     /* -1 if none */
         bool attribution_unknown;       /* the dax devices could not all be read: device unknown */
+        const struct memdev *memdev;    /* its hotplug device, borrowed from the topology; NULL: boot, unknown */
         uint64_t event_usec;            /* when its add event arrived, 0 = coldplug */
 };
 

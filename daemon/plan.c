@@ -145,11 +145,13 @@ static int ratio_totals_init(const struct topology *t, int max_block_node, struc
         }
         for (size_t i = 0; i < t->n_nodes; i++) {
                 const struct topo_node *n = &t->nodes[i];
+                /* The budget's base is boot kernel memory, as the kernel's KERNEL_EARLY. */
+                uint64_t k = t->devices_known ? n->kernel_early_bytes : n->kernel_bytes;
 
-                rt.kernel += n->kernel_bytes;
+                rt.kernel += k;
                 rt.movable += n->movable_bytes;
                 if (n->id >= 0 && (size_t) n->id < rt.n_nodes) {
-                        rt.node_kernel[n->id] += n->kernel_bytes;
+                        rt.node_kernel[n->id] += k;
                         rt.node_movable[n->id] += n->movable_bytes;
                 }
         }
@@ -168,27 +170,37 @@ static void ratio_add_movable(struct ratio_totals *rt, int node, uint64_t size) 
                 rt->node_movable[node] += size;
 }
 
+/* Why the guard refused: which budget, and its numbers. */
+struct ratio_refusal {
+        int node;                       /* NODE_NONE: the system-wide budget */
+        uint64_t movable_after;         /* movable memory had it been allowed */
+        uint64_t kernel;                /* the boot kernel memory it is measured against */
+};
+
 /*
  * Mirrors the kernel's auto-movable policy (mm/memory_hotplug.c,
- * auto_movable_can_online_movable): a block may go MOVABLE only if the
- * MOVABLE total including it stays within ratio% of KERNEL, checked
- * globally and, like memory_hotplug.auto_movable_numa_aware, per node.
- * The kernel measures against KERNEL_EARLY (boot memory in kernel zones),
- * so hot-added kernel memory never buys more MOVABLE; likewise a block we
- * plan into a kernel zone does not raise the budget here, and the kernel
- * totals stay those the topology read (all online kernel-zone memory: we
- * cannot tell boot from hot-added memory in sysfs). Blocks are taken in
- * ascending id order so the cut is deterministic.
+ * auto_movable_can_online_movable): memory may go MOVABLE only if the
+ * MOVABLE total including it stays within ratio% of KERNEL_EARLY (boot
+ * kernel memory: hot-added kernel memory never buys more MOVABLE),
+ * checked globally and, like memory_hotplug.auto_movable_numa_aware, per
+ * node. extra_kernel is kernel memory that counts for this memory only
+ * (a dynamic group's own, as the kernel has it). Returns true, or false
+ * with *ret_refusal saying which budget it would break.
  */
-static bool ratio_guard_allows(const struct policy *p, const struct ratio_totals *rt, int node, uint64_t size) {
-        if (!ratio_allows(rt->kernel, rt->movable, size, p->movable_ratio))
+static bool ratio_guard_allows(const struct policy *p, const struct ratio_totals *rt, int node, uint64_t size,
+                               uint64_t extra_kernel, struct ratio_refusal *ret_refusal) {
+        if (!ratio_allows(rt->kernel + extra_kernel, rt->movable, size, p->movable_ratio)) {
+                *ret_refusal = (struct ratio_refusal) { NODE_NONE, rt->movable + size, rt->kernel + extra_kernel };
                 return false;
+        }
         if (p->ratio_per_node && node >= 0) {
-                uint64_t k = (size_t) node < rt->n_nodes ? rt->node_kernel[node] : 0;
+                uint64_t k = ((size_t) node < rt->n_nodes ? rt->node_kernel[node] : 0) + extra_kernel;
                 uint64_t m = (size_t) node < rt->n_nodes ? rt->node_movable[node] : 0;
 
-                if (!ratio_allows(k, m, size, p->movable_ratio))
+                if (!ratio_allows(k, m, size, p->movable_ratio)) {
+                        *ret_refusal = (struct ratio_refusal) { node, m + size, k };
                         return false;
+                }
         }
         return true;
 }
@@ -314,35 +326,178 @@ static int decide_all(struct plan *plan, const struct topology *t, const struct 
         return 0;
 }
 
-/* Phase 3: the MOVABLE:KERNEL ratio guard turns default movable blocks into kernel ones. */
-static int guard_ratio(const struct topology *t, const struct policy *p, struct mem_block *const *order,
-                       size_t n, int max_node, struct decision *dec) {
-        struct ratio_totals rt = {};
+/* A device's memory online now, by zone, over its whole span, and the node of its online blocks. */
+struct device_online {
+        uint64_t kernel, movable;
+        int node;
+};
+
+static struct device_online device_online(const struct topology *t, const struct memdev *d) {
+        struct device_online o = { .node = NODE_NONE };
+
+        for (uint64_t id = d->start / t->block_size; id < d->end / t->block_size; id++) {
+                const struct topo_block *b = topology_block(t, id);
+
+                if (!b || b->state != BLOCK_STATE_ONLINE)
+                        continue;
+                o.node = b->node;
+                /* A zone not read yet is taken as kernel: then the device could not be removed. */
+                if (b->zone == TOPO_ZONE_MOVABLE)
+                        o.movable += t->block_size;
+                else
+                        o.kernel += t->block_size;
+        }
+        return o;
+}
+
+/* The guard's verdict on a static device (an ACPI DIMM, a dax device), once per plan. */
+struct device_verdict {
+        const struct memdev *device;
+        bool movable;
+        const char *reason;             /* for the kernel verdict: owned by the plan */
+};
+
+struct guard {
+        struct plan *plan;
+        const struct topology *t;
+        const struct policy *p;
+        struct ratio_totals rt;
+        struct device_verdict *verdicts;
+        size_t n_verdicts, verdicts_allocated;
+};
+
+static double gib(uint64_t bytes) {
+        return (double) bytes / (double) (1ULL << 30);
+}
+
+/*
+ * All movable or all kernel, like the kernel's static memory groups:
+ * kernel if any of it is online in a kernel zone already, movable if any
+ * of it is online movable (decided before), else by the guard for all of
+ * it that is not online yet.
+ */
+static int device_verdict(struct guard *g, const struct memdev *d, int node, struct device_verdict *ret) {
+        struct device_online o = device_online(g->t, d);
+        uint64_t rest = d->end - d->start - MIN(d->end - d->start, o.kernel + o.movable);
+        struct ratio_refusal why;
+        char text[320], where[32];
+        int r;
+
+        *ret = (struct device_verdict) { .device = d, .movable = true };
+        if (o.kernel > 0) {
+                snprintf(text, sizeof(text),
+                         "ratio guard: %s %s has memory in a kernel zone already, so all of it goes there",
+                         memdev_kind_to_string(d->kind), d->name);
+        } else if (o.movable > 0) {
+                return 0;               /* decided before: its rest is counted already (guard_init()) */
+        } else if (ratio_guard_allows(g->p, &g->rt, node, rest, 0, &why)) {
+                ratio_add_movable(&g->rt, node, rest);
+                return 0;
+        } else {
+                if (why.node == NODE_NONE)
+                        snprintf(where, sizeof(where), "system-wide");
+                else
+                        snprintf(where, sizeof(where), "on node %d", why.node);
+                snprintf(text, sizeof(text),
+                         "ratio guard: %s %s (%.1f GiB) -> online_kernel: movable would be %.1f GiB > %u%% of "
+                         "%.1f GiB boot kernel memory %s", memdev_kind_to_string(d->kind), d->name, gib(rest),
+                         gib(why.movable_after), g->p->movable_ratio, gib(why.kernel), where);
+        }
+        ret->movable = false;
+        r = intern_reason(g->plan, text, &ret->reason);
+        return r < 0 ? r : 0;
+}
+
+static int device_verdict_of(struct guard *g, const struct memdev *d, int node, const struct device_verdict **ret) {
+        struct device_verdict v;
+        int r;
+
+        for (size_t i = 0; i < g->n_verdicts; i++)
+                if (g->verdicts[i].device == d) {
+                        *ret = &g->verdicts[i];
+                        return 0;
+                }
+        r = device_verdict(g, d, node, &v);
+        if (r < 0)
+                return r;
+        if (GROW(g->verdicts, g->verdicts_allocated, g->n_verdicts + 1) < 0)
+                return -ENOMEM;
+        g->verdicts[g->n_verdicts] = v;
+        *ret = &g->verdicts[g->n_verdicts++];
+        return 0;
+}
+
+/* One default movable block: its device's verdict, or the guard for the block alone. */
+static int guard_block(struct guard *g, const struct mem_block *b, struct decision *d) {
+        const struct memdev *dev = topology_block_device(g->t, b->id);
+        const struct device_verdict *v;
+        struct ratio_refusal why;
+        uint64_t own_kernel = 0;
+        int r;
+
+        if (dev && !dev->dynamic) {
+                r = device_verdict_of(g, dev, b->node, &v);
+                if (r < 0)
+                        return r;
+                if (!v->movable)
+                        *d = (struct decision) { .zone = ZONE_KERNEL, .reason = v->reason, .origin = RULE_DEFAULT,
+                                                 .ratio_guarded = true };
+                return 0;
+        }
+        /* A dynamic group (virtio-mem) is decided per block; its own kernel memory counts for it. */
+        if (dev)
+                own_kernel = device_online(g->t, dev).kernel;
+        if (ratio_guard_allows(g->p, &g->rt, b->node, g->t->block_size, own_kernel, &why))
+                ratio_add_movable(&g->rt, b->node, g->t->block_size);
+        else
+                *d = (struct decision) { .zone = ZONE_KERNEL, .reason = "ratio guard", .origin = RULE_DEFAULT,
+                                         .ratio_guarded = true };
+        return 0;
+}
+
+/*
+ * Phase 3: the MOVABLE:KERNEL ratio guard turns default movable memory
+ * into kernel memory, a whole static device at a time. Blocks are taken
+ * in ascending id order, so the cut is the same whatever the batches.
+ */
+static int guard_ratio(struct plan *plan, const struct topology *t, const struct policy *p,
+                       struct mem_block *const *order, size_t n, int max_node, struct decision *dec) {
+        struct guard g = { .plan = plan, .t = t, .p = p };
         int r;
 
         if (p->movable_ratio == 0)
                 return 0;
-        r = ratio_totals_init(t, max_node, &rt);
+        r = ratio_totals_init(t, max_node, &g.rt);
         if (r < 0)
                 return r;
+        /*
+         * A static device already partly online movable will be all
+         * movable: what of it is not online yet is spoken for, whether or
+         * not this batch holds it. Then no cut of the events changes which
+         * device fits the budget.
+         */
+        for (size_t i = 0; t->devices_known && i < t->devices.n; i++) {
+                const struct memdev *d = &t->devices.devs[i];
+                struct device_online o = d->dynamic ? (struct device_online) {} : device_online(t, d);
+
+                if (o.movable > 0 && o.kernel == 0)
+                        ratio_add_movable(&g.rt, o.node, d->end - d->start - MIN(d->end - d->start, o.movable));
+        }
         /* Rule-made MOVABLE blocks go MOVABLE whatever the guard says, so they
          * take their share of the budget before any default block. */
         for (size_t i = 0; i < n; i++)
                 if (dec[i].zone == ZONE_MOVABLE && dec[i].origin != RULE_DEFAULT)
-                        ratio_add_movable(&rt, order[i]->node, t->block_size);
-        for (size_t i = 0; i < n; i++) {
+                        ratio_add_movable(&g.rt, order[i]->node, t->block_size);
+        for (size_t i = 0; i < n && r >= 0; i++) {
                 if (dec[i].zone != ZONE_MOVABLE || dec[i].origin != RULE_DEFAULT)
                         continue;
-                if (ratio_guard_allows(p, &rt, order[i]->node, t->block_size))
-                        ratio_add_movable(&rt, order[i]->node, t->block_size);
-                else {
-                        dec[i] = (struct decision) { .zone = ZONE_KERNEL, .reason = "ratio guard",
-                                                     .origin = RULE_DEFAULT, .ratio_guarded = true };
+                r = guard_block(&g, order[i], &dec[i]);
+                if (r >= 0 && dec[i].ratio_guarded)
                         apply_valid_zones(order[i], &dec[i]);
-                }
         }
-        ratio_totals_done(&rt);
-        return 0;
+        free(g.verdicts);
+        ratio_totals_done(&g.rt);
+        return r < 0 ? r : 0;
 }
 
 static struct plan_item plan_item_of(struct mem_block *b, const struct decision *d) {
@@ -447,7 +602,7 @@ int plan_build(const struct block_set *blocks, const struct topology *t, const s
         if (r >= 0)
                 r = decide_all(plan, t, p, order, n, &dec);
         if (r >= 0)
-                r = guard_ratio(t, p, order, n, max_node, dec);
+                r = guard_ratio(plan, t, p, order, n, max_node, dec);
         if (r >= 0)
                 r = group_items(plan, t, p, order, n, max_node, dec);
         if (r < 0)

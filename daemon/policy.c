@@ -442,11 +442,30 @@ static bool dax_name_is_valid(const char *s) {
         return *p == '\0';
 }
 
+/* The name of a hotplug memory device: an ACPI memory device ("PNP0C80:0a") or a virtio device ("virtio3"). */
+static bool memdev_name_is_valid(const char *s) {
+        size_t n;
+
+        if (startswith(s, "PNP0C80:")) {
+                s += strlen("PNP0C80:");
+                n = strspn(s, "0123456789abcdefABCDEF");
+                return n >= 1 && n <= 8 && s[n] == '\0';
+        }
+        if (startswith(s, "virtio")) {
+                s += strlen("virtio");
+                n = strspn(s, "0123456789");
+                return n >= 1 && n <= 9 && s[n] == '\0' && !(s[0] == '0' && n > 1);
+        }
+        return false;
+}
+
 static int parse_dax_key(struct parser *ps, const char *key, const char *value, char **ret) {
         char *s;
 
-        if (!dax_name_is_valid(value))
-                return fail(ps, ps->line, "%s: expected a dax device name like dax0.0, got \"%s\"", key, value);
+        /* [exclude] device also names the other hotplug devices: a DIMM, virtio-mem. */
+        if (!dax_name_is_valid(value) && !(streq(key, "device") && memdev_name_is_valid(value)))
+                return fail(ps, ps->line, "%s: expected a dax device name like dax0.0, got \"%s\"%s", key, value,
+                            streq(key, "device") ? " (or a DIMM's PNP0C80:NN, or virtioN)" : "");
         s = strdup(value);
         if (!s)
                 return fail_oom(ps);

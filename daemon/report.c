@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
 #include <sys/stat.h>
+#include "memdev.h"
 #include "report.h"
 #include "util.h"
 
@@ -343,11 +344,12 @@ static int list_add_unique(char **list, const char *v) {
 
 /* pmem attribution of plan items: comma-separated unique values. */
 struct attribution {
-        char *device, *namespace_name, *region;
+        char *device, *kind, *namespace_name, *region;
 };
 
 static void attribution_done(struct attribution *a) {
         free(a->device);
+        free(a->kind);
         free(a->namespace_name);
         free(a->region);
 }
@@ -361,7 +363,10 @@ static int attribution_collect(struct attribution *a, const struct plan_item *it
 
                 if (!b)
                         continue;
-                r |= list_add_unique(&a->device, b->device);
+                /* The dax device's name, else the hotplug device's (a DIMM, virtio-mem). */
+                r |= list_add_unique(&a->device, b->device ?: (b->memdev ? b->memdev->name : NULL));
+                if (b->memdev || b->device)
+                        r |= list_add_unique(&a->kind, memdev_kind_to_string(b->device ? MEMDEV_DAX : b->memdev->kind));
                 r |= list_add_unique(&a->namespace_name, b->namespace_name);
                 if (b->region >= 0) {
                         snprintf(region, sizeof(region), "%d", b->region);
@@ -377,6 +382,8 @@ static int attribution_add(struct record *rec, const struct attribution *a) {
 
         if (a->device)
                 r |= record_add(rec, "MEMONLINE_DEVICE=%s", a->device);
+        if (a->kind)
+                r |= record_add(rec, "MEMONLINE_DEVICE_KIND=%s", a->kind);
         if (a->namespace_name)
                 r |= record_add(rec, "MEMONLINE_NAMESPACE=%s", a->namespace_name);
         if (a->region)

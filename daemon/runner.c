@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <unistd.h>
 #include "blocks.h"
+#include "memdev.h"
 #include "online.h"
 #include "plan.h"
 #include "pmem.h"
@@ -456,17 +457,35 @@ static void report_undecided_blocks(struct runner *c, struct job *j, const struc
 
 /* The zone changes the planner made on its own: never quiet. */
 static void report_zone_changes(struct runner *c, const struct job *j, const struct plan *plan) {
+        const char *said[16];
+        size_t n_said = 0, n_blocks = 0;
         uint64_t first_guarded = UINT64_MAX;
 
         for (size_t g = 0; g < plan->n_groups; g++)
-                for (size_t i = 0; i < plan->groups[g].n_items; i++)
-                        if (plan->groups[g].items[i].ratio_guarded)
-                                first_guarded = MIN(first_guarded, plan->groups[g].items[i].block->id);
-        if (plan->n_ratio_guarded > 0)
+                for (size_t i = 0; i < plan->groups[g].n_items; i++) {
+                        const struct plan_item *it = &plan->groups[g].items[i];
+                        bool known = false;
+
+                        if (!it->ratio_guarded)
+                                continue;
+                        /* A device's verdict, with its numbers, once per device. */
+                        if (startswith(it->reason, "ratio guard: ")) {
+                                for (size_t k = 0; k < n_said && !known; k++)
+                                        known = said[k] == it->reason;
+                                if (!known && n_said < ELEMENTSOF(said)) {
+                                        said[n_said++] = it->reason;
+                                        report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_RATIO, "%s", it->reason);
+                                }
+                                continue;
+                        }
+                        n_blocks++;
+                        first_guarded = MIN(first_guarded, it->block->id);
+                }
+        if (n_blocks > 0)
                 report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_RATIO,
                            "%zu blocks from memory%llu on go to online_kernel instead of online_movable: "
                            "more movable memory would exceed the MOVABLE:KERNEL ratio of %u%%",
-                           plan->n_ratio_guarded, (unsigned long long) first_guarded, j->policy->movable_ratio);
+                           n_blocks, (unsigned long long) first_guarded, j->policy->movable_ratio);
         if (plan->n_fell_back > 0)
                 report_log(c->reporter, LOG_NOTICE, NULL,
                            "%zu blocks go to the kernel's own zone: the default zone is not valid for them "
@@ -610,6 +629,53 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
                         set->blocks[i].attribution_unknown = true;
 }
 
+/* The span of a dax device's ranges, for the device as a whole. */
+static bool dax_span(const struct pmem_device *d, uint64_t *ret_start, uint64_t *ret_end) {
+        uint64_t start = UINT64_MAX, end = 0;
+
+        for (size_t i = 0; i < d->n_ranges; i++) {
+                start = MIN(start, d->ranges[i].start);
+                end = MAX(end, d->ranges[i].end);
+        }
+        if (start >= end)
+                return false;
+        *ret_start = start;
+        *ret_end = end;
+        return true;
+}
+
+/*
+ * The machine's hotplug devices for this pass: ACPI DIMMs, virtio-mem
+ * regions, dax devices onlined through kmem. Each block learns its own.
+ * A failure costs precision only: without devices the guard decides
+ * block by block, as before, and records name no device.
+ */
+static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
+                         struct block_set *set) {
+        _cleanup_(memdev_set_clear) struct memdev_set s = {};
+        _cleanup_free_ char *iomem = NULL;
+        uint64_t start, end;
+        int r;
+
+        r = memdev_scan_acpi(c->sysfs_root, t->block_size, &s);
+        if (r >= 0)
+                r = memdev_iomem_path(c->sysfs_root, &iomem);
+        if (r >= 0)
+                r = memdev_scan_virtio_mem(c->sysfs_root, iomem, &s);
+        for (size_t i = 0; r >= 0 && i < devs->n; i++)
+                if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
+                        r = memdev_set_add(&s, MEMDEV_DAX, devs->devices[i].name, start, end);
+        if (r >= 0)
+                r = memdev_set_seal(&s);
+        if (r < 0) {
+                report_log(c->reporter, LOG_DEBUG, NULL, "memory devices unknown: %s", strerror(-r));
+                return;
+        }
+        topology_set_devices(t, &s);
+        for (size_t i = 0; i < set->n; i++)
+                set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
+}
+
 /* The kmem probe added the converted device's blocks synchronously: online them now. */
 static void online_converted(struct runner *c, struct job *j, const struct pmem_device *dev,
                              const struct pmem_convert_result *conv, uint64_t event_usec) {
@@ -639,6 +705,7 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
                         (void) append_if_offline(c, t, a / t->block_size, 0, true, &set);
         resolve_nodes(c, j->policy, t, &set);
         attribute_blocks(c, &after, r, t->block_size, &set);
+        load_devices(c, t, &after, &set);
         (void) plan_and_write(c, &sub, t, &set, &pass, &res);
         j->onlined += sub.onlined;
         j->failed += sub.failed;
@@ -827,6 +894,7 @@ int runner_process(struct runner *c, struct job *j) {
         pass_mark(&clock, PHASE_NODES);
         r = pmem_scan(c->sysfs_root, &devs);
         attribute_blocks(c, &devs, r, t->block_size, &set);
+        load_devices(c, t, &devs, &set);
         pass_mark(&clock, PHASE_DAX);
         if (c->dry_run) {
                 r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);

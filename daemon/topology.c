@@ -1068,6 +1068,40 @@ void topology_set_online(struct topology *t, uint64_t id, int node, enum zone wr
         count_block(t, b, +1);
 }
 
+const struct memdev *topology_block_device(const struct topology *t, uint64_t id) {
+        uint64_t start;
+
+        if (!t || !t->devices_known || block_phys_start(id, t->block_size, &start) < 0)
+                return NULL;
+        return memdev_find(&t->devices, start, t->block_size);
+}
+
+void topology_set_devices(struct topology *t, struct memdev_set *devices) {
+        memdev_set_clear(&t->devices);
+        t->devices = *devices;
+        *devices = (struct memdev_set) {};
+        t->devices_known = true;
+        for (size_t i = 0; i < t->n_nodes; i++)
+                t->nodes[i].kernel_early_bytes = 0;
+        for (size_t i = 0; i < t->n_blocks; i++) {
+                const struct topo_block *b = &t->blocks[i];
+                struct topo_node *n = block_owner(t, b);
+
+                if (n && b->state == BLOCK_STATE_ONLINE && b->zone == TOPO_ZONE_KERNEL &&
+                    !topology_block_device(t, b->id))
+                        n->kernel_early_bytes += t->block_size;
+        }
+}
+
+uint64_t topology_kernel_early(const struct topology *t, int node) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < t->n_nodes; i++)
+                if (node == NODE_NONE || t->nodes[i].id == node)
+                        sum += t->devices_known ? t->nodes[i].kernel_early_bytes : t->nodes[i].kernel_bytes;
+        return sum;
+}
+
 int topology_read_zones(struct topology *t) {
         int r;
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <numa.h>
 #include "blocks.h"
+#include "memdev.h"
 #include "policy.h"
 
 /*
@@ -23,6 +24,12 @@ struct topo_node {
         unsigned *distance;             /* indexed by node id, 0..max_node; 0 = unknown */
         uint64_t kernel_bytes;          /* online memory in non-movable zones */
         uint64_t movable_bytes;         /* online memory in ZONE_MOVABLE */
+        /*
+         * Online kernel-zone memory of no hotplug device: how sysfs shows the
+         * kernel's KERNEL_EARLY (boot memory), the base of the ratio guard.
+         * Set by topology_set_devices(); before, kernel_bytes stands in.
+         */
+        uint64_t kernel_early_bytes;
         uint64_t first_block, last_block;  /* span of block ids linked to the node */
         bool has_blocks;
 };
@@ -70,6 +77,9 @@ struct topology {
          */
         char **notes;
         size_t n_notes, n_notes_dropped;
+        /* The hotplug devices, once topology_set_devices() gave them. */
+        struct memdev_set devices;
+        bool devices_known;
 };
 
 #define TOPO_NOTES_MAX 32
@@ -151,6 +161,19 @@ void topology_set_online(struct topology *t, uint64_t id, int node, enum zone wr
 
 /* Read valid_zones of online blocks whose zone is unknown, so the zone totals are exact. */
 int topology_read_zones(struct topology *t);
+
+/*
+ * Take the machine's hotplug devices (the set is moved, *devices left
+ * empty) and count each node's kernel_early_bytes: its online kernel-zone
+ * blocks that belong to none of them. Call after topology_read_zones().
+ */
+void topology_set_devices(struct topology *t, struct memdev_set *devices);
+
+/* The hotplug device a block belongs to, NULL for boot memory (or before topology_set_devices()). */
+const struct memdev *topology_block_device(const struct topology *t, uint64_t id);
+
+/* The budget's base for node (NODE_NONE: all nodes): kernel_early_bytes, or kernel_bytes without devices. */
+uint64_t topology_kernel_early(const struct topology *t, int node);
 
 /*
  * The node whose CPUs write this node's memory: the node itself if it has

@@ -290,6 +290,21 @@ void fake_add_blocks(const char *root, uint64_t first, uint64_t count, int node,
         }
 }
 
+void fake_add_acpi_dimm(const char *root, const char *name, uint64_t first, uint64_t n) {
+        for (uint64_t i = 0; i < n; i++) {
+                char *rel = NULL, *target = NULL;
+
+                if ((i == 0 ? asprintf(&rel, "bus/acpi/devices/%s/physical_node", name)
+                            : asprintf(&rel, "bus/acpi/devices/%s/physical_node%llu", name, (unsigned long long) i)) < 0 ||
+                    asprintf(&target, "../../../../devices/system/memory/memory%llu",
+                             (unsigned long long) (first + i)) < 0)
+                        abort();
+                fake_symlink(root, rel, target);
+                free(rel);
+                free(target);
+        }
+}
+
 char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
         char *region_dir, *dev_dir, rel[512], target[512];
 

@@ -43,6 +43,11 @@ void fake_remove_block(const char *root, uint64_t id, int node);
 void fake_rmdir(const char *root, const char *rel);
 /* Add the nodeK link to memoryN (and memoryN under nodeK) later, as the kernel does. */
 void fake_link_block(const char *root, uint64_t id, int node);
+/*
+ * An ACPI memory device (a DIMM) PNP0C80:name holding blocks first..first+n-1,
+ * linked as the kernel does: bus/acpi/devices/NAME/physical_node, physical_node1, ...
+ */
+void fake_add_acpi_dimm(const char *root, const char *name, uint64_t first, uint64_t n);
 
 /*
  * A standard test machine:

@@ -27,28 +27,13 @@ static int teardown(void **state) {
         return 0;
 }
 
-/* An ACPI memory device PNP0C80:name holding blocks first..first+n-1, as the kernel links them. */
-static void add_acpi_dimm(const char *root, const char *name, uint64_t first, uint64_t n) {
-        for (uint64_t i = 0; i < n; i++) {
-                _cleanup_free_ char *rel = NULL, *target = NULL;
-
-                /* The kernel names them physical_node, physical_node1, physical_node2, ... */
-                assert_true(i == 0 ? asprintf(&rel, "bus/acpi/devices/%s/physical_node", name) > 0
-                                   : asprintf(&rel, "bus/acpi/devices/%s/physical_node%llu", name,
-                                              (unsigned long long) i) > 0);
-                assert_true(asprintf(&target, "../../../../devices/system/memory/memory%llu",
-                                     (unsigned long long) (first + i)) > 0);
-                fake_symlink(root, rel, target);
-        }
-}
-
 static void test_acpi(void **state) {
         const char *root = *state;
         struct memdev_set s = {};
         const struct memdev *d;
 
-        add_acpi_dimm(root, "PNP0C80:00", 32, 8);
-        add_acpi_dimm(root, "PNP0C80:01", 48, 4);
+        fake_add_acpi_dimm(root, "PNP0C80:00", 32, 8);
+        fake_add_acpi_dimm(root, "PNP0C80:01", 48, 4);
         /* No memory of its own (yet): left out. The NVDIMM root is not a memory device. */
         fake_mkdir(root, "bus/acpi/devices/PNP0C80:02");
         fake_mkdir(root, "bus/acpi/devices/ACPI0012:00");

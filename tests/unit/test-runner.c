@@ -480,6 +480,84 @@ static void test_unreadable_block_reported(void **state) {
         assert_non_null(strstr(f->out, "its state cannot be read (Is a directory)"));
 }
 
+/*
+ * Zones by device. Node 1 has 1 GiB of boot kernel memory: with
+ * movable_ratio = 301 per node, one 2 GiB DIMM fits in its movable
+ * budget, two do not. The guard decides per DIMM, never splitting one,
+ * and the layout is the same however the events are cut into batches.
+ */
+#define RATIO_301 "[zones]\ndefault = online_movable\nmovable_ratio = 301\nratio_per_node = yes\n"
+#define DIMM_A 32               /* PNP0C80:00: blocks 32..47 on node 1 */
+#define DIMM_B 48               /* PNP0C80:01: blocks 48..63 on node 1 */
+
+static void two_dimms(struct fixture *f) {
+        fake_add_blocks(f->root, DIMM_A, 32, 1, "offline", "Movable Normal");
+        fake_add_acpi_dimm(f->root, "PNP0C80:00", DIMM_A, 16);
+        fake_add_acpi_dimm(f->root, "PNP0C80:01", DIMM_B, 16);
+}
+
+/* The zone of every block of both DIMMs, as "mmm...kkk" (m movable, k kernel, o offline). */
+static void layout(const struct fixture *f, char *buf) {
+        for (uint64_t id = DIMM_A; id < DIMM_B + 16; id++) {
+                char rel[128];
+                _cleanup_free_ char *s = NULL;
+
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) id);
+                s = fake_read(f->root, rel);
+                buf[id - DIMM_A] = !s ? '?' : streq(s, "online_movable") ? 'm' : streq(s, "online_kernel") ? 'k' : 'o';
+        }
+        buf[32] = 0;
+}
+
+static void run_cuts(struct fixture *f, const uint64_t *cuts, size_t n_cuts, char *ret_layout) {
+        _cleanup_policy_ struct policy *p = policy_from(f, RATIO_301);
+        uint64_t first = DIMM_A;
+
+        for (size_t i = 0; i < n_cuts; i++) {
+                run_batch(f, p, first, cuts[i] - first, NULL, 0, false);
+                first = cuts[i];
+        }
+        layout(f, ret_layout);
+}
+
+static void test_zones_by_device(void **state) {
+        struct fixture *f = *state;
+        char want[33];
+
+        /* One burst with both DIMMs. */
+        two_dimms(f);
+        run_cuts(f, (uint64_t[]) { DIMM_B + 16 }, 1, want);
+        assert_string_equal(want, "mmmmmmmmmmmmmmmmkkkkkkkkkkkkkkkk");
+        fflush(f->err_f);
+        assert_non_null(strstr(f->err, "ratio guard: dimm PNP0C80:01 (2.0 GiB) -> online_kernel: movable would be "
+                                        "4.0 GiB > 301% of 1.0 GiB boot kernel memory on node 1"));
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_DEVICE=PNP0C80:00"));
+        assert_non_null(strstr(f->out, "MEMONLINE_DEVICE_KIND=dimm"));
+}
+
+/* The same machine, the events cut into batches in other places: the same layout. */
+static void test_zones_by_device_any_cut(void **state) {
+        static const uint64_t cut_sets[][3] = {
+                { DIMM_B, DIMM_B + 16 },                        /* one batch per DIMM */
+                { DIMM_A + 5, DIMM_B + 3, DIMM_B + 16 },        /* cuts inside both DIMMs */
+                { DIMM_A + 1, DIMM_B + 15, DIMM_B + 16 },
+        };
+        static const size_t n_cuts[] = { 2, 3, 3 };
+
+        for (size_t k = 0; k < ELEMENTSOF(cut_sets); k++) {
+                struct fixture *f = NULL;
+                char got[33];
+
+                setup((void **) &f);
+                two_dimms(f);
+                run_cuts(f, cut_sets[k], n_cuts[k], got);
+                if (!streq(got, "mmmmmmmmmmmmmmmmkkkkkkkkkkkkkkkk"))
+                        fail_msg("cut %zu: layout %s", k, got);
+                teardown((void **) &f);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
@@ -493,6 +571,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dax_unreadable_fail_safe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_devdax_on_rescan, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_zones_by_device, setup, teardown),
+                cmocka_unit_test(test_zones_by_device_any_cut),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,6 +69,56 @@ static int check_auto_online(const char *root, struct conflicts *c) {
                        "memhp_default_state= from the kernel command line (CONFIG_MEMORY_HOTPLUG_DEFAULT_ONLINE)"));
 }
 
+/* Is word (like "init_on_free=") set to true in the command line? 1, 0, or -errno. */
+static int cmdline_true(const char *cmdline, const char *word) {
+        size_t n = strlen(word);
+
+        for (const char *p = cmdline; (p = strstr(p, word)); p += n) {
+                const char *v = p + n;
+                size_t len = strcspn(v, " \t\n");
+
+                /* A whole word: the start of the line or after a blank. */
+                if (p != cmdline && p[-1] != ' ' && p[-1] != '\t')
+                        continue;
+                if ((len == 1 && (*v == '1' || *v == 'y' || *v == 'Y')) || (len == 2 && strncmp(v, "on", 2) == 0))
+                        return 1;
+                return 0;       /* the kernel takes the first setting it parses: no, here */
+        }
+        return 0;
+}
+
+int coexist_slow_settings(const char *sysfs_root, struct conflicts *ret) {
+        _cleanup_free_ char *shuffle = NULL, *cmdline_path = NULL, *cmdline = NULL;
+        int r;
+
+        /* page_alloc.shuffle=1 shuffles the whole zone's free lists after every online. */
+        r = sysfs_read(sysfs_root, "module/page_alloc/parameters/shuffle", &shuffle);
+        if (r >= 0 && (streq(shuffle, "Y") || streq(shuffle, "1"))) {
+                r = conflict_add(ret,
+                        strdup("page_alloc.shuffle is on: after every online the kernel shuffles the free lists of "
+                               "the whole zone, so each block costs more the larger the zone, whoever onlines it"),
+                        xasprintf("%s/module/page_alloc/parameters/shuffle", sysfs_root),
+                        strdup("boot without page_alloc.shuffle=1 (it defaults to off)"));
+                if (r < 0)
+                        return r;
+        }
+
+        /* init_on_free=1 zeroes every page as it is freed, so onlining writes all of the new memory. */
+        r = sysfs_proc_path(sysfs_root, "cmdline", &cmdline_path);
+        if (r < 0)
+                return r;
+        if (read_full_file(cmdline_path, &cmdline, NULL) >= 0 && cmdline_true(cmdline, "init_on_free=") > 0) {
+                r = conflict_add(ret,
+                        strdup("init_on_free is on: the writer zeroes every page of a block as the kernel frees "
+                               "it into the buddy allocator, so onlining costs a write of all the new memory"),
+                        strdup(cmdline_path),
+                        strdup("boot without init_on_free=1, if the security it buys is not needed on this machine"));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /*
  * A rule line competes if it is for the memory subsystem and assigns the
  * state attribute, or runs something that writes it.

@@ -33,6 +33,16 @@ int coexist_check(const char *sysfs_root, const char *const *rules_dirs, struct 
 void conflicts_clear(struct conflicts *c);
 
 /*
+ * Kernel settings that make every online slower whatever userspace does:
+ * page_alloc.shuffle (<root>/module/page_alloc/parameters/shuffle) and
+ * init_on_free=1 on the command line (/proc/cmdline; <root>/proc/cmdline
+ * under a test tree). init_on_free built in as the default
+ * (CONFIG_INIT_ON_FREE_DEFAULT_ON) without the parameter is not visible.
+ * Appends to ret.
+ */
+int coexist_slow_settings(const char *sysfs_root, struct conflicts *ret);
+
+/*
  * Taking over from kernel auto-online: while memonlined runs,
  * auto_online_blocks reads "offline" and hot-added memory waits for us.
  * The value found first is kept in state_path (in the runtime directory,

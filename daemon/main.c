@@ -66,6 +66,14 @@ static void warn_conflicts(struct context *c) {
                 report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_CONFLICT, "%s: %s. Fix: %s", conf.items[i].where,
                            conf.items[i].what, conf.items[i].fix);
         conflicts_clear(&conf);
+
+        r = coexist_slow_settings(c->sysfs_root, &conf);
+        if (r < 0)
+                report_log(&c->reporter, LOG_DEBUG, NULL, "kernel settings check incomplete: %s", strerror(-r));
+        for (size_t i = 0; i < conf.n; i++)
+                report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_SLOW_KERNEL, "%s: %s. Fix: %s", conf.items[i].where,
+                           conf.items[i].what, conf.items[i].fix);
+        conflicts_clear(&conf);
 }
 
 /*

@@ -239,15 +239,5 @@ int memdev_scan_virtio_mem(const char *sysfs_root, const char *iomem_path, struc
 }
 
 int memdev_iomem_path(const char *sysfs_root, char **ret) {
-        _cleanup_free_ char *canon = realpath(sysfs_root, NULL);
-        char *p;
-
-        if (canon && streq(canon, "/sys"))
-                p = strdup("/proc/iomem");
-        else if (asprintf(&p, "%s/proc/iomem", sysfs_root) < 0)
-                p = NULL;
-        if (!p)
-                return -ENOMEM;
-        *ret = p;
-        return 0;
+        return sysfs_proc_path(sysfs_root, "iomem", ret);
 }

@@ -25,6 +25,7 @@
 #define MESSAGE_ID_RATIO    "d18d9cafbec684b5a6c7d8e9fa0b1c2d"
 #define MESSAGE_ID_STALLED  "b6e8f99665a04b6891481fbc07dc4af6"
 #define MESSAGE_ID_AUTO_ONLINE "8216f73b38044dc69bcef47433573c8f"
+#define MESSAGE_ID_SLOW_KERNEL "375bcbd18c6343a7b49c89878b6ab86e"
 
 enum log_target {
         LOG_TARGET_AUTO = 0,

@@ -282,3 +282,16 @@ int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64
         *ret_n = n;
         return 0;
 }
+
+int sysfs_proc_path(const char *root, const char *name, char **ret) {
+        _cleanup_free_ char *canon = realpath(root, NULL);
+        char *p;
+
+        if (canon && streq(canon, "/sys")) {
+                if (asprintf(&p, "/proc/%s", name) < 0)
+                        return -ENOMEM;
+        } else if (asprintf(&p, "%s/proc/%s", root, name) < 0)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}

@@ -36,6 +36,12 @@ int sysfs_open_beneath_walk(int dir_fd, const char *rel, int flags);
 /* The same below <root> (opened as given: the root itself is the admin's choice). */
 int sysfs_open(const char *root, const char *rel, int flags);
 
+/*
+ * The /proc file that goes with this sysfs root: /proc/NAME for the real
+ * /sys; under another root (a test tree), <root>/proc/NAME. Caller frees.
+ */
+int sysfs_proc_path(const char *root, const char *name, char **ret);
+
 /* Write value to an attribute with a single write(), opened with sysfs_open(). -errno on failure. */
 int sysfs_write(const char *root, const char *rel, const char *value);
 /* The same on an open attribute: one pwrite() at offset 0, EINTR retried. */

@@ -258,8 +258,37 @@ static void test_take_over_without_state_file(void **state) {
         assert_file(root, AUTO, "online");
 }
 
+/* Kernel settings that slow every online: named with their file and the fix; absent when off. */
+static void test_slow_settings(void **state) {
+        char *root = fake_tree_new();
+        struct conflicts c = {};
+
+        fake_write(root, "module/page_alloc/parameters/shuffle", "N\n");
+        fake_write(root, "proc/cmdline", "root=/dev/vda init_on_free=0 quiet\n");
+        assert_int_equal(coexist_slow_settings(root, &c), 0);
+        assert_int_equal(c.n, 0);
+
+        fake_write(root, "module/page_alloc/parameters/shuffle", "Y\n");
+        fake_write(root, "proc/cmdline", "BOOT_IMAGE=/vmlinuz xinit_on_free=1 init_on_free=1 quiet\n");
+        assert_int_equal(coexist_slow_settings(root, &c), 0);
+        assert_int_equal(c.n, 2);
+        assert_non_null(strstr(c.items[0].what, "page_alloc.shuffle is on"));
+        assert_non_null(strstr(c.items[0].where, "module/page_alloc/parameters/shuffle"));
+        assert_non_null(strstr(c.items[1].what, "init_on_free is on"));
+        assert_non_null(strstr(c.items[1].fix, "boot without init_on_free=1"));
+        conflicts_clear(&c);
+
+        /* A look-alike word is not the parameter. */
+        fake_write(root, "module/page_alloc/parameters/shuffle", "N\n");
+        fake_write(root, "proc/cmdline", "xinit_on_free=1\n");
+        assert_int_equal(coexist_slow_settings(root, &c), 0);
+        assert_int_equal(c.n, 0);
+        fake_tree_free(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_slow_settings),
                 cmocka_unit_test_setup_teardown(test_clean, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_auto_online, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rule_writes_state, setup, teardown),

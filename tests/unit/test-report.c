@@ -623,7 +623,7 @@ static void test_catalog(void **state) {
         const char *ids[] = {
                 MESSAGE_ID_BATCH, MESSAGE_ID_NODE, MESSAGE_ID_FAILURE, MESSAGE_ID_DEVICE,
                 MESSAGE_ID_CONFIG, MESSAGE_ID_CONFLICT, MESSAGE_ID_STARTED, MESSAGE_ID_RATIO,
-                MESSAGE_ID_AUTO_ONLINE,
+                MESSAGE_ID_AUTO_ONLINE, MESSAGE_ID_STALLED, MESSAGE_ID_SLOW_KERNEL,
         };
         _cleanup_free_ char *path = NULL, *text = NULL;
         struct fixture f;

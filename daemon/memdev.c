@@ -241,3 +241,110 @@ int memdev_scan_virtio_mem(const char *sysfs_root, const char *iomem_path, struc
 int memdev_iomem_path(const char *sysfs_root, char **ret) {
         return sysfs_proc_path(sysfs_root, "iomem", ret);
 }
+
+void ram_ranges_clear(struct ram_ranges *rr) {
+        if (!rr)
+                return;
+        free(rr->r);
+        *rr = (struct ram_ranges) {};
+}
+
+static int cmp_range_start(const void *a, const void *b) {
+        const uint64_t *x = a, *y = b;
+
+        return *x < *y ? -1 : *x > *y;
+}
+
+bool ram_ranges_hold(const struct ram_ranges *rr, uint64_t start, uint64_t size) {
+        if (size == 0 || start > UINT64_MAX - size)
+                return false;
+        for (size_t i = 0; i < rr->n; i++)
+                if (start >= rr->r[i].start && start + size <= rr->r[i].end)
+                        return true;
+        return false;
+}
+
+int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct ram_ranges rr = {};
+        struct dirent *de;
+        int r;
+
+        r = sysfs_path(&path, sysfs_root, "firmware/memmap");
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((errno = 0, de = readdir(d))) {
+                _cleanup_free_ char *type = NULL;
+                uint64_t start, end;
+                char rel[64];
+
+                if (de->d_name[0] == '.' || strlen(de->d_name) > 20)
+                        continue;
+                snprintf(rel, sizeof(rel), "firmware/memmap/%s/type", de->d_name);
+                if (sysfs_read(sysfs_root, rel, &type) < 0 || !streq(type, "System RAM"))
+                        continue;
+                snprintf(rel, sizeof(rel), "firmware/memmap/%s/start", de->d_name);
+                if (sysfs_read_u64(sysfs_root, rel, 16, &start) < 0)
+                        continue;
+                snprintf(rel, sizeof(rel), "firmware/memmap/%s/end", de->d_name);
+                /* end is the last byte, inclusive */
+                if (sysfs_read_u64(sysfs_root, rel, 16, &end) < 0 || end < start || end == UINT64_MAX)
+                        continue;
+                if (GROW(rr.r, rr.allocated, rr.n + 1) < 0) {
+                        ram_ranges_clear(&rr);
+                        return -ENOMEM;
+                }
+                rr.r[rr.n].start = start;
+                rr.r[rr.n++].end = end + 1;
+        }
+        if (errno != 0) {
+                r = -errno;
+                ram_ranges_clear(&rr);
+                return r;
+        }
+        if (rr.n > 1)
+                qsort(rr.r, rr.n, sizeof(*rr.r), cmp_range_start);
+        ram_ranges_clear(ret);
+        *ret = rr;
+        return 0;
+}
+
+int memdev_virtio_mem_name(const char *sysfs_root, char **ret) {
+        _cleanup_free_ char *path = NULL, *name = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        size_t n = 0;
+        int r;
+
+        r = sysfs_path(&path, sysfs_root, "bus/virtio/drivers/virtio_mem");
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d) {
+                *ret = NULL;
+                return errno == ENOENT ? 0 : -errno;
+        }
+        while ((de = readdir(d))) {
+                uint64_t id;
+
+                if (!startswith(de->d_name, "virtio") || parse_u64(de->d_name + 6, 10, &id) < 0)
+                        continue;
+                if (n++ == 0) {
+                        name = strdup(de->d_name);
+                        if (!name)
+                                return -ENOMEM;
+                }
+        }
+        if (n > 1) {
+                free(name);
+                name = strdup("virtio-mem");
+                if (!name)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(name);
+        return 0;
+}

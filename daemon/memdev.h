@@ -56,6 +56,27 @@ int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct memdev_
 /* virtio-mem regions from an iomem file, added to s. A missing iomem file adds nothing. */
 int memdev_scan_virtio_mem(const char *sysfs_root, const char *iomem_path, struct memdev_set *s);
 
+/*
+ * Memory the firmware described at boot: the "System RAM" entries of
+ * <root>/firmware/memmap/N/{start,end,type}. ACPI hot-added DIMMs are
+ * entered there too; driver-managed memory (virtio-mem, kmem) never is.
+ * Empty when the kernel does not show it (no CONFIG_FIRMWARE_MEMMAP).
+ */
+struct ram_ranges {
+        struct { uint64_t start, end; } *r;     /* end exclusive, ascending */
+        size_t n, allocated;
+};
+int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret);
+bool ram_ranges_hold(const struct ram_ranges *rr, uint64_t start, uint64_t size);
+void ram_ranges_clear(struct ram_ranges *rr);
+
+/*
+ * The virtio devices bound to virtio_mem: the one name there is, NULL when
+ * there are none, "virtio-mem" when there are several (which region is
+ * whose needs iomem with CAP_SYS_ADMIN). Caller frees.
+ */
+int memdev_virtio_mem_name(const char *sysfs_root, char **ret);
+
 /* Where /proc/iomem is for this sysfs root (see above); caller frees. */
 int memdev_iomem_path(const char *sysfs_root, char **ret);
 

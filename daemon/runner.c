@@ -645,6 +645,47 @@ static bool dax_span(const struct pmem_device *d, uint64_t *ret_start, uint64_t 
 }
 
 /*
+ * Driver-managed memory with no device of its own yet: blocks outside the
+ * firmware's RAM ranges that no device holds. Where virtio-mem is bound
+ * and iomem could not say its region (it shows addresses only with
+ * CAP_SYS_ADMIN), these are virtio-mem's: one entry per run of blocks.
+ */
+static int add_driver_managed(struct runner *c, const struct topology *t, const struct ram_ranges *fw,
+                              struct memdev_set *s) {
+        _cleanup_free_ char *name = NULL;
+        uint64_t run_start = 0, run_end = 0;
+        int r;
+
+        if (fw->n == 0)
+                return 0;
+        for (size_t i = 0; i < s->n; i++)
+                if (s->devs[i].kind == MEMDEV_VIRTIO_MEM)
+                        return 0;       /* iomem named them */
+        r = memdev_virtio_mem_name(c->sysfs_root, &name);
+        if (r < 0 || !name)
+                return r;
+        for (size_t i = 0; i <= t->n_blocks; i++) {
+                uint64_t start = 0;
+                bool ours = i < t->n_blocks && block_phys_start(t->blocks[i].id, t->block_size, &start) >= 0 &&
+                            !ram_ranges_hold(fw, start, t->block_size) && !memdev_find(s, start, t->block_size);
+
+                if (ours && run_end == start && run_end > run_start) {
+                        run_end += t->block_size;
+                        continue;
+                }
+                if (run_end > run_start) {
+                        r = memdev_set_add(s, MEMDEV_VIRTIO_MEM, name, run_start, run_end);
+                        if (r < 0)
+                                return r;
+                }
+                run_start = run_end = ours ? start : 0;
+                if (ours)
+                        run_end = start + t->block_size;
+        }
+        return 0;
+}
+
+/*
  * The machine's hotplug devices for this pass: ACPI DIMMs, virtio-mem
  * regions, dax devices onlined through kmem. Each block learns its own.
  * A failure costs precision only: without devices the guard decides
@@ -653,6 +694,7 @@ static bool dax_span(const struct pmem_device *d, uint64_t *ret_start, uint64_t 
 static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
                          struct block_set *set) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
+        _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
         _cleanup_free_ char *iomem = NULL;
         uint64_t start, end;
         int r;
@@ -666,12 +708,18 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
                 if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
                         r = memdev_set_add(&s, MEMDEV_DAX, devs->devices[i].name, start, end);
         if (r >= 0)
+                r = memdev_scan_firmware_ram(c->sysfs_root, &fw);
+        if (r >= 0)
+                r = memdev_set_seal(&s);
+        if (r >= 0)
+                r = add_driver_managed(c, t, &fw, &s);
+        if (r >= 0)
                 r = memdev_set_seal(&s);
         if (r < 0) {
                 report_log(c->reporter, LOG_DEBUG, NULL, "memory devices unknown: %s", strerror(-r));
                 return;
         }
-        topology_set_devices(t, &s);
+        topology_set_devices(t, &s, &fw);
         for (size_t i = 0; i < set->n; i++)
                 set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
 }

@@ -1076,7 +1076,7 @@ const struct memdev *topology_block_device(const struct topology *t, uint64_t id
         return memdev_find(&t->devices, start, t->block_size);
 }
 
-void topology_set_devices(struct topology *t, struct memdev_set *devices) {
+void topology_set_devices(struct topology *t, struct memdev_set *devices, const struct ram_ranges *fw) {
         memdev_set_clear(&t->devices);
         t->devices = *devices;
         *devices = (struct memdev_set) {};
@@ -1087,8 +1087,11 @@ void topology_set_devices(struct topology *t, struct memdev_set *devices) {
                 const struct topo_block *b = &t->blocks[i];
                 struct topo_node *n = block_owner(t, b);
 
+                uint64_t start;
+
                 if (n && b->state == BLOCK_STATE_ONLINE && b->zone == TOPO_ZONE_KERNEL &&
-                    !topology_block_device(t, b->id))
+                    !topology_block_device(t, b->id) && block_phys_start(b->id, t->block_size, &start) >= 0 &&
+                    (!fw || fw->n == 0 || ram_ranges_hold(fw, start, t->block_size)))
                         n->kernel_early_bytes += t->block_size;
         }
 }

@@ -165,9 +165,10 @@ int topology_read_zones(struct topology *t);
 /*
  * Take the machine's hotplug devices (the set is moved, *devices left
  * empty) and count each node's kernel_early_bytes: its online kernel-zone
- * blocks that belong to none of them. Call after topology_read_zones().
+ * blocks that belong to none of them and, when the firmware's RAM ranges
+ * are known (fw not empty), lie in them. Call after topology_read_zones().
  */
-void topology_set_devices(struct topology *t, struct memdev_set *devices);
+void topology_set_devices(struct topology *t, struct memdev_set *devices, const struct ram_ranges *fw);
 
 /* The hotplug device a block belongs to, NULL for boot memory (or before topology_set_devices()). */
 const struct memdev *topology_block_device(const struct topology *t, uint64_t id);

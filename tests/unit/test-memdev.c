@@ -114,6 +114,46 @@ static void test_iomem_hostile(void **state) {
         assert_int_equal(s.n, 0);
 }
 
+static void test_firmware_ram(void **state) {
+        const char *root = *state;
+        struct ram_ranges rr = {};
+        _cleanup_free_ char *name = NULL;
+
+        /* No firmware memmap at all: empty, no error. */
+        assert_int_equal(memdev_scan_firmware_ram(root, &rr), 0);
+        assert_int_equal(rr.n, 0);
+
+        fake_write(root, "firmware/memmap/0/start", "0x0\n");
+        fake_write(root, "firmware/memmap/0/end", "0x9fbff\n");
+        fake_write(root, "firmware/memmap/0/type", "System RAM\n");
+        fake_write(root, "firmware/memmap/1/start", "0x100000000\n");
+        fake_write(root, "firmware/memmap/1/end", "0x17fffffff\n");
+        fake_write(root, "firmware/memmap/1/type", "System RAM\n");
+        fake_write(root, "firmware/memmap/2/start", "0x180000000\n");
+        fake_write(root, "firmware/memmap/2/end", "0x1ffffffff\n");
+        fake_write(root, "firmware/memmap/2/type", "Reserved\n");
+        fake_write(root, "firmware/memmap/3/start", "zz\n");   /* hostile: skipped */
+        fake_write(root, "firmware/memmap/3/end", "0x1\n");
+        fake_write(root, "firmware/memmap/3/type", "System RAM\n");
+        assert_int_equal(memdev_scan_firmware_ram(root, &rr), 0);
+        assert_int_equal(rr.n, 2);
+        assert_true(ram_ranges_hold(&rr, 0x100000000, BS));
+        assert_true(ram_ranges_hold(&rr, 0x180000000 - BS, BS));
+        assert_false(ram_ranges_hold(&rr, 0x180000000, BS));    /* reserved is no RAM */
+        assert_false(ram_ranges_hold(&rr, 0x180000000 - BS, 2 * BS));
+        ram_ranges_clear(&rr);
+
+        assert_int_equal(memdev_virtio_mem_name(root, &name), 0);
+        assert_null(name);
+        fake_symlink(root, "bus/virtio/drivers/virtio_mem/virtio3", "../../../../devices/pci/virtio3");
+        assert_int_equal(memdev_virtio_mem_name(root, &name), 0);
+        assert_string_equal(name, "virtio3");
+        free(TAKE_PTR(name));
+        fake_symlink(root, "bus/virtio/drivers/virtio_mem/virtio4", "../../../../devices/pci/virtio4");
+        assert_int_equal(memdev_virtio_mem_name(root, &name), 0);
+        assert_string_equal(name, "virtio-mem");
+}
+
 static void test_overlap_refused(void **state) {
         struct memdev_set s = {};
 
@@ -131,6 +171,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_acpi, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_virtio_mem, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_iomem_hostile, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_firmware_ram, setup, teardown),
                 cmocka_unit_test(test_overlap_refused),
         };
 

@@ -558,6 +558,35 @@ static void test_zones_by_device_any_cut(void **state) {
         }
 }
 
+/*
+ * Boot memory is what the firmware described (firmware/memmap). A
+ * virtio-mem block (outside it, iomem unreadable as in the sandbox) is
+ * named after the virtio_mem device, and a hot-added kernel block outside
+ * it buys no movable budget.
+ */
+static void test_virtio_mem_without_iomem(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, RATIO_301);
+
+        /* Boot RAM: blocks 0..15 (2 GiB). */
+        fake_write(f->root, "firmware/memmap/0/start", "0x0\n");
+        fake_write(f->root, "firmware/memmap/0/end", "0x7fffffff\n");
+        fake_write(f->root, "firmware/memmap/0/type", "System RAM\n");
+        fake_symlink(f->root, "bus/virtio/drivers/virtio_mem/virtio3", "../../../../devices/pci/virtio3");
+        /* 1 GiB of it hot-added into node 1's kernel zone earlier: not boot memory. */
+        fake_add_blocks(f->root, 24, 8, 1, "online", "Normal");
+        fake_add_blocks(f->root, 40, 8, 1, "offline", "Movable Normal");
+
+        run_batch(f, p, 40, 8, NULL, 0, true);
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_DEVICE=virtio3"));
+        assert_non_null(strstr(f->out, "MEMONLINE_DEVICE_KIND=virtio-mem"));
+        /* Node 1: 1 GiB boot kernel memory (the hot-added kernel block buys nothing), 301% = 3 GiB: all 1 GiB fits. */
+        for (uint64_t id = 40; id < 48; id++)
+                assert_state(f, id, "online_movable");
+        assert_int_equal(topology_kernel_early(f->runner.topology, 1), 1ULL << 30);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
@@ -573,6 +602,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_zones_by_device, setup, teardown),
                 cmocka_unit_test(test_zones_by_device_any_cut),
+                cmocka_unit_test_setup_teardown(test_virtio_mem_without_iomem, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

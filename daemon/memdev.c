@@ -85,6 +85,22 @@ const struct memdev *memdev_find(const struct memdev_set *s, uint64_t start, uin
         return start + size <= s->devs[lo - 1].end ? &s->devs[lo - 1] : NULL;
 }
 
+/* <root>/<rel> listed, or *ret NULL when it does not exist: what this kernel lacks, nothing to read. */
+static int opendir_optional(const char *sysfs_root, const char *rel, char **ret_path, DIR **ret) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = sysfs_path(&path, sysfs_root, "%s", rel);
+        if (r < 0)
+                return r;
+        *ret = opendir(path);
+        if (!*ret && errno != ENOENT)
+                return -errno;
+        if (ret_path)
+                *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
 /* The memory block ids an ACPI memory device's physical_node* links name: their span. */
 static int acpi_device_span(const char *dev_dir, uint64_t *ret_first, uint64_t *ret_last) {
         _cleanup_closedir_ DIR *d = NULL;
@@ -131,12 +147,9 @@ int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct memdev_
 
         if (block_size == 0)
                 return -EINVAL;
-        r = sysfs_path(&path, sysfs_root, "bus/acpi/devices");
-        if (r < 0)
+        r = opendir_optional(sysfs_root, "bus/acpi/devices", &path, &d);
+        if (r < 0 || !d)
                 return r;
-        d = opendir(path);
-        if (!d)
-                return errno == ENOENT ? 0 : -errno;
         while ((errno = 0, de = readdir(d))) {
                 _cleanup_free_ char *dev_dir = NULL;
                 uint64_t first, last;
@@ -265,18 +278,14 @@ bool ram_ranges_hold(const struct ram_ranges *rr, uint64_t start, uint64_t size)
 }
 
 int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret) {
-        _cleanup_free_ char *path = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         struct ram_ranges rr = {};
         struct dirent *de;
         int r;
 
-        r = sysfs_path(&path, sysfs_root, "firmware/memmap");
-        if (r < 0)
+        r = opendir_optional(sysfs_root, "firmware/memmap", NULL, &d);
+        if (r < 0 || !d)
                 return r;
-        d = opendir(path);
-        if (!d)
-                return errno == ENOENT ? 0 : -errno;
         while ((errno = 0, de = readdir(d))) {
                 _cleanup_free_ char *type = NULL;
                 uint64_t start, end;
@@ -314,19 +323,18 @@ int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret) {
 }
 
 int memdev_virtio_mem_name(const char *sysfs_root, char **ret) {
-        _cleanup_free_ char *path = NULL, *name = NULL;
+        _cleanup_free_ char *name = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
         int r;
 
-        r = sysfs_path(&path, sysfs_root, "bus/virtio/drivers/virtio_mem");
+        r = opendir_optional(sysfs_root, "bus/virtio/drivers/virtio_mem", NULL, &d);
         if (r < 0)
                 return r;
-        d = opendir(path);
         if (!d) {
                 *ret = NULL;
-                return errno == ENOENT ? 0 : -errno;
+                return 0;
         }
         while ((de = readdir(d))) {
                 uint64_t id;

@@ -16,7 +16,7 @@ SUITE=trixie
 SOURCES=${MEMONLINED_VM_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/memonlined-build
 PACKAGES=(build-essential autoconf automake pkg-config git
-          libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libinih-dev libnuma-dev libcmocka-dev
+          libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libiniparser-dev libsmartcols-dev libnuma-dev libcmocka-dev zsh python3 systemd bash-completion
           jq e2fsprogs systemd-journal-remote)
 
 log() { echo "trixie-build: $*" >&2; }

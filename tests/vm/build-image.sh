@@ -35,7 +35,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=bookworm
 SOURCES=${MEMONLINED_VM_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 PACKAGES=(systemd-sysv udev kmod ndctl daxctl qemu-guest-agent util-linux
-          procps jq libinih1 libnuma1 libndctl6 libdaxctl1 libsystemd0
+          procps jq libiniparser1 libsmartcols1 libnuma1 libndctl6 libdaxctl1 libsystemd0
           libudev1 numactl)
 # trixie adds its own kernel and the CXL tools.
 TRIXIE_PACKAGES=(linux-image-amd64 initramfs-tools zstd cxl libcxl1)

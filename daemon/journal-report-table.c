@@ -423,14 +423,14 @@ static struct libscols_table *failure_table(const struct jr_view *v, size_t *ret
 enum { NC_HOST, NC_NODE, NC_BATCHES, NC_BLOCKS, NC_SIZE, NC_WALL, NC_RATE, NC_BAR, _NC_MAX };
 
 static const struct column node_columns[_NC_MAX] = {
-        [NC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, JSON_STRING },
-        [NC_NODE]    = { "NODE",     4, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [NC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [NC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [NC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, JSON_SIZE },
-        [NC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [NC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [NC_BAR]     = { "",   BAR_WIDTH, 0,            JSON_STRING },
+        [NC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, JSON_STRING, NULL },
+        [NC_NODE]    = { "NODE",     4, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [NC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [NC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [NC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, JSON_SIZE, NULL },
+        [NC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [NC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [NC_BAR]     = { "",   BAR_WIDTH, 0,            JSON_STRING, NULL },
 };
 
 struct node_row {
@@ -508,13 +508,13 @@ static int node_table(const struct jr_view *v, bool show_host, struct libscols_t
 enum { HC_HOST, HC_MACHINE, HC_BATCHES, HC_BLOCKS, HC_SIZE, HC_MEDIAN, HC_SLOWEST, _HC_MAX };
 
 static const struct column host_columns[_HC_MAX] = {
-        [HC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, JSON_STRING },
-        [HC_MACHINE] = { "MACHINE", 32, 0,              JSON_STRING },
-        [HC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [HC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [HC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, JSON_SIZE },
-        [HC_MEDIAN]  = { "MEDIAN-RATE", 5, SCOLS_FL_RIGHT, JSON_STRING },
-        [HC_SLOWEST] = { "SLOWEST",  7, 0,              JSON_STRING },
+        [HC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, JSON_STRING, NULL },
+        [HC_MACHINE] = { "MACHINE", 32, 0,              JSON_STRING, NULL },
+        [HC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [HC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [HC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, JSON_SIZE, NULL },
+        [HC_MEDIAN]  = { "MEDIAN-RATE", 5, SCOLS_FL_RIGHT, JSON_STRING, NULL },
+        [HC_SLOWEST] = { "SLOWEST",  7, 0,              JSON_STRING, NULL },
 };
 
 struct host_row {
@@ -581,16 +581,16 @@ static int host_table(const struct jr_view *v, struct libscols_table **ret) {
 enum { DC_TIME, DC_HOST, DC_DEVICE, DC_NAMESPACE, DC_REGION, DC_BLOCKS, DC_SIZE, DC_BIND, DC_ONLINE, DC_TOTAL, _DC_MAX };
 
 static const struct column device_columns[_DC_MAX] = {
-        [DC_TIME]      = { "TIME",     19, 0,              JSON_STRING },
-        [DC_HOST]      = { "HOST",      8, SCOLS_FL_TRUNC, JSON_STRING },
-        [DC_DEVICE]    = { "DEVICE",    7, 0,              JSON_STRING },
-        [DC_NAMESPACE] = { "NAMESPACE", 9, 0,              JSON_STRING },
-        [DC_REGION]    = { "REGION",    7, 0,              JSON_STRING },
-        [DC_BLOCKS]    = { "BLOCKS",    6, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [DC_SIZE]      = { "SIZE",      5, SCOLS_FL_RIGHT, JSON_SIZE },
-        [DC_BIND]      = { "BIND",      6, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [DC_ONLINE]    = { "ONLINE",    6, SCOLS_FL_RIGHT, JSON_NUMBER },
-        [DC_TOTAL]     = { "TOTAL",     6, SCOLS_FL_RIGHT, JSON_NUMBER },
+        [DC_TIME]      = { "TIME",     19, 0,              JSON_STRING, NULL },
+        [DC_HOST]      = { "HOST",      8, SCOLS_FL_TRUNC, JSON_STRING, NULL },
+        [DC_DEVICE]    = { "DEVICE",    7, 0,              JSON_STRING, NULL },
+        [DC_NAMESPACE] = { "NAMESPACE", 9, 0,              JSON_STRING, NULL },
+        [DC_REGION]    = { "REGION",    7, 0,              JSON_STRING, NULL },
+        [DC_BLOCKS]    = { "BLOCKS",    6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [DC_SIZE]      = { "SIZE",      5, SCOLS_FL_RIGHT, JSON_SIZE, NULL },
+        [DC_BIND]      = { "BIND",      6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [DC_ONLINE]    = { "ONLINE",    6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+        [DC_TOTAL]     = { "TOTAL",     6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
 };
 
 struct device_row {

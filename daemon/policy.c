@@ -1296,7 +1296,7 @@ static int load_one(struct parser *ps, const char *path, size_t *total) {
 }
 
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error) {
-        _cleanup_free_ char *dir = NULL, *data = NULL;
+        _cleanup_free_ char *dir = NULL;
         char reason[sizeof(((struct policy_error *) NULL)->reason)];
         char **dropins = NULL;
         size_t n_dropins = 0, total = 0;

@@ -71,7 +71,7 @@ start
 stop KILL
 start $'[daemon]\ntake_over_auto_online = no'
 check "with take_over_auto_online = no a crashed run's value is given back at start" auto_is online_movable
-check "with take_over_auto_online = no the other onliner is reported" logged 'kernel auto-online is "online_movable"'
+check "with take_over_auto_online = no the other onliner is reported" wait_for logged 'kernel auto-online is "online_movable"'
 # Reload with yes: taken over now; reload with no again: given back.
 printf '[daemon]\ntake_over_auto_online = yes\n' > "$T/conf"
 kill -HUP "$pid"

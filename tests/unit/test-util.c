@@ -243,7 +243,7 @@ static bool is_escape(int r) {
 static void test_sysfs_beneath(void **state) {
         char *root = fake_tree_new(), *outside = fake_tree_new();
         int (*const opens[])(int, const char *, int) = { sysfs_open_beneath, sysfs_open_beneath_walk };
-        _cleanup_free_ char *target = NULL, *dir_target = NULL, *content = NULL;
+        _cleanup_free_ char *target = NULL, *content = NULL;
         _cleanup_close_ int root_fd = -1;
 
         (void) state;

@@ -846,7 +846,7 @@ echo "$@"
         check(self.nrestarts() == before, "memonlined restarted (NRestarts %d -> %d)" % (before, self.nrestarts()))
 
     def s_report_status(self):
-        """After the hot-adds: `memonlined report --json` lists this boot's
+        """After the hot-adds: `memonlined report --json-lines` lists this boot's
         batches with the journal's block and byte counts, the table renders,
         and `memonlined status` shows no offline block and a running daemon."""
         batches = self.records("batch", "")
@@ -855,15 +855,15 @@ echo "$@"
         for b in batches:
             key = (int(field(b, "_PID")), int(field(b, "MEMONLINE_BATCH")))
             want[key] = (int(field(b, "MEMONLINE_BLOCKS")), int(field(b, "MEMONLINE_BYTES")))
-        r = self.sh("memonlined report --json --boot 0", timeout=120)
+        r = self.sh("memonlined report --json-lines --boot 0", timeout=120)
         objs = [json.loads(line) for line in r.out.splitlines() if line.strip()]
         got = {(o["pid"], o["batch"]): (o["blocks"], o["bytes"]) for o in objs if o.get("type") == "batch"}
-        check(got == want, "report --json batches differ from the journal: missing %s, extra %s, differing %s"
+        check(got == want, "report --json-lines batches differ from the journal: missing %s, extra %s, differing %s"
               % (sorted(set(want) - set(got))[:5], sorted(set(got) - set(want))[:5],
                  [(k, got[k], want[k]) for k in set(got) & set(want) if got[k] != want[k]][:5]))
         for o in objs:
             if o.get("type") == "batch" and o["blocks"]:
-                check(o.get("nodes"), "report --json batch without node children: %s" % o)
+                check(o.get("nodes"), "report --json-lines batch without node children: %s" % o)
         table = self.sh("memonlined report --boot 0 --no-color", timeout=120).out
         check(str(sum(v[0] for v in want.values())) in table or "Blocks" in table or "BLOCKS" in table,
               "report table looks empty:\n%s" % table[:800])

@@ -268,11 +268,12 @@ static int cmp_range_start(const void *a, const void *b) {
         return *x < *y ? -1 : *x > *y;
 }
 
-bool ram_ranges_hold(const struct ram_ranges *rr, uint64_t start, uint64_t size) {
+bool ram_ranges_touch(const struct ram_ranges *rr, uint64_t start, uint64_t size) {
         if (size == 0 || start > UINT64_MAX - size)
                 return false;
+        /* A boot block may hold firmware holes (the first one, ACPI tables at a node's end): any RAM will do. */
         for (size_t i = 0; i < rr->n; i++)
-                if (start >= rr->r[i].start && start + size <= rr->r[i].end)
+                if (start < rr->r[i].end && rr->r[i].start < start + size)
                         return true;
         return false;
 }

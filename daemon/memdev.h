@@ -67,7 +67,8 @@ struct ram_ranges {
         size_t n, allocated;
 };
 int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret);
-bool ram_ranges_hold(const struct ram_ranges *rr, uint64_t start, uint64_t size);
+/* Does any of [start, start + size) lie in the firmware's RAM? */
+bool ram_ranges_touch(const struct ram_ranges *rr, uint64_t start, uint64_t size);
 void ram_ranges_clear(struct ram_ranges *rr);
 
 /*

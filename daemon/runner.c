@@ -667,7 +667,7 @@ static int add_driver_managed(struct runner *c, const struct topology *t, const 
         for (size_t i = 0; i <= t->n_blocks; i++) {
                 uint64_t start = 0;
                 bool ours = i < t->n_blocks && block_phys_start(t->blocks[i].id, t->block_size, &start) >= 0 &&
-                            !ram_ranges_hold(fw, start, t->block_size) && !memdev_find(s, start, t->block_size);
+                            !ram_ranges_touch(fw, start, t->block_size) && !memdev_find(s, start, t->block_size);
 
                 if (ours && run_end == start && run_end > run_start) {
                         run_end += t->block_size;

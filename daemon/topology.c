@@ -1091,7 +1091,7 @@ void topology_set_devices(struct topology *t, struct memdev_set *devices, const 
 
                 if (n && b->state == BLOCK_STATE_ONLINE && b->zone == TOPO_ZONE_KERNEL &&
                     !topology_block_device(t, b->id) && block_phys_start(b->id, t->block_size, &start) >= 0 &&
-                    (!fw || fw->n == 0 || ram_ranges_hold(fw, start, t->block_size)))
+                    (!fw || fw->n == 0 || ram_ranges_touch(fw, start, t->block_size)))
                         n->kernel_early_bytes += t->block_size;
         }
 }

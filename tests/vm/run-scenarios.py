@@ -28,6 +28,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vm import VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR  # noqa: E402
 from faults import FaultScenarios  # noqa: E402
+from zones import ZoneScenarios  # noqa: E402
 
 TAKEOVER_ID = "8216f73b38044dc69bcef47433573c8f"
 ID = {
@@ -142,11 +143,12 @@ def kernel_auto_online(config_path):
     return "offline"
 
 
-# The guest whose kernel the fault scenarios run on (see main()).
+# The guests whose kernel the fault and zone scenarios run on (see main()).
 FAULTS_KERNEL = "6.12"
+ZONES_KERNEL = "6.1"
 
 
-class Suite(FaultScenarios):
+class Suite(FaultScenarios, ZoneScenarios):
     def __init__(self, vm, verbose=False):
         self.vm = vm
         self.verbose = verbose
@@ -1038,6 +1040,7 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         ("pmem", "s_setup_pmem", PMEM_SCENARIOS, {}),
         ("cxl", "s_setup_cxl", CXL_SCENARIOS, {"cxl": CXL_DEVICES, "virtio_mem_size": 0}),
         ("faults", "s_setup_faults", FaultScenarios.FAULT_SCENARIOS, FaultScenarios.VM_ARGS),
+        ("zones", "s_setup_zones", ZoneScenarios.ZONE_SCENARIOS, {}),
     ]
 
     @classmethod
@@ -1183,15 +1186,16 @@ def main():
             chosen = [n for n, _ in scenarios if not only or n in only or "%s/%s" % (tag, n) in only]
             if not chosen:
                 continue
-            if boot in ("pmem", "faults") and env.get("PROJECT") == "stub":
+            if boot in ("pmem", "faults", "zones") and env.get("PROJECT") == "stub":
                 # the bash stub only onlines blocks; it converts no dax device
                 for n in chosen:
                     print("SKIP %s/%s: the stub daemon has no dax conversion or fault handling" % (tag, n))
                 continue
-            if boot == "faults" and tag != FAULTS_KERNEL and not any("%s/%s" % (tag, n) in only for n in chosen):
-                # The faults are the daemon's, not the kernel's: one kernel, the
-                # current distribution's, keeps CI in its time budget.
-                print("%s: fault scenarios run on the %s guest" % (tag, FAULTS_KERNEL), file=sys.stderr)
+            one_kernel = {"faults": FAULTS_KERNEL, "zones": ZONES_KERNEL}.get(boot)
+            if one_kernel and tag != one_kernel and not any("%s/%s" % (tag, n) in only for n in chosen):
+                # The daemon's own logic, not the kernel's: one kernel each keeps
+                # CI in its time budget.
+                print("%s: %s scenarios run on the %s guest" % (tag, boot, one_kernel), file=sys.stderr)
                 continue
             if boot == "cxl" and env.get("CXL") != "yes":
                 # Debian 12's 6.1 cannot create CXL RAM regions (6.3+), nor

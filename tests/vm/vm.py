@@ -357,6 +357,20 @@ class VM:
         self.log("hot-added pc-dimm %s node=%d size=%dMiB" % (dev_id, node, size // MiB))
         return dev_id
 
+    def unplug_dimm(self, dev_id, timeout=180):
+        """device_del a pc-dimm: the guest ejects it (offlining its memory
+        first) and QEMU frees it. Returns once QEMU no longer lists it."""
+        self.qmp_cmd("device_del", id=dev_id)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            devs = self.qmp_cmd("query-memory-devices") or []
+            if not any(d.get("data", {}).get("id") == dev_id for d in devs):
+                self.qmp_cmd("object-del", id="m" + dev_id)
+                self.log("unplugged pc-dimm %s" % dev_id)
+                return
+            time.sleep(1)
+        raise VMError("pc-dimm %s still present %ds after device_del" % (dev_id, timeout))
+
     def _nvdimm_file(self, name, size):
         path = os.path.join(self.workdir, name + ".img")
         with open(path, "wb") as f:

@@ -12,7 +12,6 @@ import time
 from vm import GiB, MiB
 
 CONF = "/etc/memonlined.conf"
-MESSAGE_ID_RATIO = "d18d9cafbec684b5a6c7d8e9fa0b1c2d"
 
 CONF_GUARD = """# memonlined VM zone policy: the kernel's own default guard
 [zones]
@@ -58,8 +57,10 @@ class ZoneScenarios:
         self.zcheck(not bad, "%s: not all %s: %s" % (what, zone, sorted(bad.items())[:6]))
 
     def guard_records(self, cursor):
-        recs = self.records("all", cursor)
-        return [self.field_of(r, "MESSAGE") for r in recs if self.field_of(r, "MESSAGE_ID") == MESSAGE_ID_RATIO]
+        """The daemon's ratio guard notices after CURSOR (log lines, not records)."""
+        g = self.vm.guest_exec(["/usr/lib/memonlined-test/journal-records", "--grep", "ratio guard: ", cursor],
+                               timeout=60)
+        return g.out.splitlines() if g.rc == 0 else []
 
     @staticmethod
     def field_of(rec, key):

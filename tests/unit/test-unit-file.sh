@@ -36,11 +36,16 @@ else
         not_ok "security exposure ${score:-?} is at most 1.6" "$(grep -F '✗' "$T/security")"
 fi
 
-# --- systemd-analyze verify, against a root that holds the binary ----------
+# --- systemd-analyze verify, against a root that holds the binaries --------
+# systemd 257 checks every command whose failure counts (also
+# ExecReload=/bin/kill); the daemon is the one just built.
 exec_start=$(sed -n 's/^ExecStart=//p' "$UNIT")
-mkdir -p "$T/root/etc/systemd/system" "$T/root$(dirname "$exec_start")"
+mkdir -p "$T/root/etc/systemd/system"
 cp "$UNIT" "$T/root/etc/systemd/system/"
-cp "$MEMONLINED" "$T/root$exec_start"
+for cmd in $(sed -n 's|^Exec[A-Za-z]*=[@:+!]*\(/[^ ]*\).*|\1|p' "$UNIT" | sort -u); do
+        mkdir -p "$T/root$(dirname "$cmd")"
+        if [ "$cmd" = "$exec_start" ]; then cp "$MEMONLINED" "$T/root$cmd"; else cp "$cmd" "$T/root$cmd"; fi
+done
 systemd-analyze verify --man=no --root="$T/root" memonlined.service >"$T/verify" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && [ ! -s "$T/verify" ]; then

@@ -58,6 +58,7 @@ void topology_free(struct topology *t) {
         free(t->cpus);
         free(t->blocks);
         free(t->signature);
+        memdev_set_clear(&t->devices);
         cpuset_freep(&t->isolated);
         free_notes(t);
         free(t->sysfs_root);

@@ -17,6 +17,7 @@ class FaultFail(AssertionError):
 
 CONF = "/etc/memonlined.conf"
 DROPIN_DIR = "/run/systemd/system/memonlined.service.d"
+UDEV_OVERRIDE = "/run/udev/rules.d/99-memonline.rules"
 MESSAGE_ID_STALLED = "b6e8f99665a04b6891481fbc07dc4af6"
 
 CONF_FAULTS = """# memonlined VM fault policy
@@ -65,22 +66,30 @@ echo "nothing came online"; exit 3
 # stopped until the thread is gone (the daemon killed by the watchdog).
 FREEZE_WRITER = r'''
 pid=$(systemctl show -p MainPID --value memonlined)
-end=$((SECONDS + 120)); tid=
-while [ $SECONDS -lt $end ] && [ -z "$tid" ]; do
-    for t in /proc/$pid/task/*; do
-        [ "$(cat $t/comm 2>/dev/null)" = "mo-write-n%(node)d" ] && tid=${t##*/} && break
-    done
-    [ -n "$tid" ] || sleep 0.02
-done
-[ -n "$tid" ] || { echo "no writer thread appeared"; exit 3; }
+# One perl loop finds the writer and seizes it: a batch's writer can end
+# between a shell's finding it and a new process's seizing it.
 exec perl -e '
-    my ($tid) = @ARGV;
-    syscall(101, 0x4206, $tid + 0, 0, 0) == 0 or die "PTRACE_SEIZE $tid: $!\n";
-    syscall(101, 0x4207, $tid + 0, 0, 0) == 0 or die "PTRACE_INTERRUPT $tid: $!\n";
-    print "froze writer $tid\n";
-    $| = 1;
-    sleep 1 while -e "/proc/$tid";
-' "$tid"
+    my ($pid, $comm) = @ARGV;
+    my $end = time + 120;
+    while (time < $end) {
+        opendir(my $d, "/proc/$pid/task") or die "memonlined ($pid) is gone\n";
+        for my $tid (grep { /^\d+$/ } readdir $d) {
+            open(my $f, "<", "/proc/$pid/task/$tid/comm") or next;
+            my $c = <$f>; chomp $c;
+            next unless $c eq $comm;
+            next unless syscall(101, 0x4206, $tid + 0, 0, 0) == 0;
+            syscall(101, 0x4207, $tid + 0, 0, 0) == 0 or die "PTRACE_INTERRUPT $tid: $!\n";
+            $| = 1;
+            print "froze writer $tid\n";
+            sleep 1 while -e "/proc/$tid";
+            exit 0;
+        }
+        closedir $d;
+        select(undef, undef, undef, 0.01);
+    }
+    print "no writer thread could be seized\n";
+    exit 3;
+' "$pid" "mo-write-n%(node)d"
 '''
 
 
@@ -105,6 +114,16 @@ class FaultScenarios:
         self.vm.write_guest_file(CONF, text)
         self.sh("systemctl unmask --runtime memonlined; memonlined --check-config && systemctl restart memonlined "
                 "&& systemctl is-active memonlined")
+
+    def udev_start(self, on):
+        """Keep the udev rule from starting the service (on=False) or let it
+        again. Masking a running unit instead would, after the daemon-reload,
+        drop its NotifyAccess under systemd 252 and let the watchdog kill it."""
+        if on:
+            self.sh("rm -f %s && udevadm control --reload" % UDEV_OVERRIDE)
+        else:
+            self.sh("mkdir -p /run/udev/rules.d && ln -sf /dev/null %s && udevadm control --reload"
+                    % UDEV_OVERRIDE)
 
     def unit_dropin(self, name, text):
         """A runtime drop-in for memonlined.service (None removes it); restarts the daemon."""
@@ -147,38 +166,42 @@ class FaultScenarios:
         n = size // (128 * MiB)
         self.set_policy(CONF_FAULTS)
         cursor = self.cursor()
-        # Masked: the udev rule would start the service again on the adds.
-        self.sh("systemctl mask --runtime memonlined")
+        # The udev rule would start the service again on the adds.
+        self.udev_start(False)
         self.mark()
-        # SIGTERM straight to the daemon: systemctl is too slow under TCG to catch a batch.
-        stop = ("pid=$(systemctl show -p MainPID --value memonlined); t0=$(date +%s%N); kill -TERM $pid; "
-                "while kill -0 $pid 2>/dev/null; do sleep 0.05; done; "
-                "echo stop_ms=$((($(date +%s%N) - t0) / 1000000))")
-        watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": n, "action": stop}
-        pid = self.vm.guest_exec_start(["/bin/bash", "-c", watcher], timeout=150)
-        time.sleep(0.5)
-        self.vm.hotplug_dimm(1, size)
-        wr = self.vm.guest_exec_wait(pid, timeout=150)
-        self.log("watcher: %s %s" % (wr.out.strip(), wr.err.strip()))
-        self.check(wr.rc == 0, "could not stop the daemon mid-batch: %s%s" % (wr.out.strip(), wr.err.strip()))
-        new = self.wait_new_blocks(n)
-        stop_ms = int(wr.out.split("stop_ms=")[1].split()[0])
-        self.check(stop_ms < 15000, "the stop took %d ms" % stop_ms)
-        self.check(self.unit_prop("ExecMainStatus") == "0", "the stop was not clean: exit status %s"
-                   % self.unit_prop("ExecMainStatus"))
-        st = self.state()
-        left = [b["block"] for b in st["blocks"] if b["block"] in new and b["state"] != "online"]
-        self.log("%d of %d blocks left offline by the stop" % (len(left), n))
-        self.sh("systemctl unmask --runtime memonlined && systemctl start memonlined")
-        self.wait_active()
-        self.wait_new_online()
-        st = self.state()
-        self.assert_blocks(st, new, 1, "Movable")
-        self.assert_none_offline()
-        self.no_failures(cursor)
-        if left:
-            self.check(any(self.field(b, "MEMONLINE_TRIGGER") == "coldplug" for b in self.records("batch", cursor)),
-                       "no coldplug batch onlined what the stop left")
+        try:
+            # SIGTERM straight to the daemon: systemctl is too slow under TCG to catch a batch.
+            stop = ("pid=$(systemctl show -p MainPID --value memonlined); t0=$(date +%s%N); kill -TERM $pid; "
+                    "while kill -0 $pid 2>/dev/null; do sleep 0.05; done; "
+                    "echo stop_ms=$((($(date +%s%N) - t0) / 1000000))")
+            watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": n, "action": stop}
+            pid = self.vm.guest_exec_start(["/bin/bash", "-c", watcher], timeout=150)
+            time.sleep(0.5)
+            self.vm.hotplug_dimm(1, size)
+            wr = self.vm.guest_exec_wait(pid, timeout=150)
+            self.log("watcher: %s %s" % (wr.out.strip(), wr.err.strip()))
+            self.check(wr.rc == 0, "could not stop the daemon mid-batch: %s%s" % (wr.out.strip(), wr.err.strip()))
+            new = self.wait_new_blocks(n)
+            stop_ms = int(wr.out.split("stop_ms=")[1].split()[0])
+            self.check(stop_ms < 15000, "the stop took %d ms" % stop_ms)
+            self.check(self.unit_prop("ExecMainStatus") == "0", "the stop was not clean: exit status %s"
+                       % self.unit_prop("ExecMainStatus"))
+            st = self.state()
+            left = [b["block"] for b in st["blocks"] if b["block"] in new and b["state"] != "online"]
+            self.log("%d of %d blocks left offline by the stop" % (len(left), n))
+            self.udev_start(True)
+            self.sh("systemctl start memonlined")
+            self.wait_active()
+            self.wait_new_online()
+            st = self.state()
+            self.assert_blocks(st, new, 1, "Movable")
+            self.assert_none_offline()
+            self.no_failures(cursor)
+            if left:
+                self.check(any(self.field(b, "MEMONLINE_TRIGGER") == "coldplug" for b in self.records("batch", cursor)),
+                           "no coldplug batch onlined what the stop left")
+        finally:
+            self.udev_start(True)
 
     def field(self, rec, key):
         v = rec.get(key)
@@ -190,48 +213,52 @@ class FaultScenarios:
         """A clean stop between two batches while the zone's hole block is
         held for the waiting one: the stop onlines it before exiting."""
         self.set_policy(CONF_SLOW_BATCHES)
-        cursor = self.cursor()
-        self.mark()
-        # Large enough that the second hot-add lands while the first batch writes.
-        self.vm.hotplug_dimm(1, 16 * GiB)
-        first = self.wait_new_blocks(128)
-        # Watch the first batch; once it writes, add a second DIMM so that a
-        # batch is waiting (3 s settle) when the hole block's turn comes.
-        watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 128, "action": "true"}
-        wr = self.vm.guest_exec(["/bin/bash", "-c", watcher], timeout=150)
-        self.check(wr.rc == 0, "the first batch was not seen writing: %s" % wr.out.strip())
-        self.vm.hotplug_dimm(0, 512 * MiB)
-        # The hole: the first batch's second block, last to be written and held.
-        hole = sorted(first, key=lambda b: int(b[6:]))[1]
-        held = r'''
-for i in $(seq 600); do
-    on=0
-    for b in %(blocks)s; do read -r s < /sys/devices/system/memory/$b/state; [ "$s" = online ] && on=$((on+1)); done
-    read -r h < /sys/devices/system/memory/%(hole)s/state
-    if [ $on -eq %(want)d ] && [ "$h" = offline ]; then
-        systemctl mask --runtime memonlined >/dev/null 2>&1
-        systemctl stop memonlined; echo stopped-while-held; exit 0
-    fi
-    [ "$h" = online ] && { echo "hole written before the stop ($on online)"; exit 2; }
-    sleep 0.05
-done
-echo "the first batch never finished"; exit 3
-''' % {"blocks": " ".join(first), "hole": hole, "want": len(first) - 1}
-        hr = self.vm.guest_exec(["/bin/bash", "-c", held], timeout=60)
-        self.log("stop: %s" % hr.out.strip())
-        self.check(hr.rc == 0, "no moment with the hole block held: %s" % hr.out.strip())
-        st = self.state()
-        by = {b["block"]: b for b in st["blocks"]}
-        self.check(by[hole]["state"] == "online", "the held block %s is %s after the clean stop"
-                   % (hole, by[hole]["state"]))
-        triggers = [self.field(b, "MEMONLINE_TRIGGER") for b in self.records("batch", cursor)]
-        self.check("stop" in triggers, "no batch record with trigger=stop: %s" % triggers)
-        self.sh("systemctl unmask --runtime memonlined && systemctl start memonlined")
-        self.wait_active()
-        self.wait_new_online()
-        self.assert_blocks(self.state(), first, 1, "Movable")
-        self.assert_none_offline()
-        self.no_failures(cursor)
+        self.udev_start(False)
+        try:
+            cursor = self.cursor()
+            self.mark()
+            # Large enough that the second hot-add lands while the first batch writes.
+            self.vm.hotplug_dimm(1, 16 * GiB)
+            first = self.wait_new_blocks(128)
+            # Watch the first batch; once it writes, add a second DIMM so that a
+            # batch is waiting (3 s settle) when the hole block's turn comes.
+            watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 128, "action": "true"}
+            wr = self.vm.guest_exec(["/bin/bash", "-c", watcher], timeout=150)
+            self.check(wr.rc == 0, "the first batch was not seen writing: %s" % wr.out.strip())
+            self.vm.hotplug_dimm(0, 512 * MiB)
+            # The hole: the first batch's second block, last to be written and held.
+            hole = sorted(first, key=lambda b: int(b[6:]))[1]
+            held = r'''
+    for i in $(seq 600); do
+        on=0
+        for b in %(blocks)s; do read -r s < /sys/devices/system/memory/$b/state; [ "$s" = online ] && on=$((on+1)); done
+        read -r h < /sys/devices/system/memory/%(hole)s/state
+        if [ $on -eq %(want)d ] && [ "$h" = offline ]; then
+            systemctl stop memonlined; echo stopped-while-held; exit 0
+        fi
+        [ "$h" = online ] && { echo "hole written before the stop ($on online)"; exit 2; }
+        sleep 0.05
+    done
+    echo "the first batch never finished"; exit 3
+    ''' % {"blocks": " ".join(first), "hole": hole, "want": len(first) - 1}
+            hr = self.vm.guest_exec(["/bin/bash", "-c", held], timeout=60)
+            self.log("stop: %s" % hr.out.strip())
+            self.check(hr.rc == 0, "no moment with the hole block held: %s" % hr.out.strip())
+            st = self.state()
+            by = {b["block"]: b for b in st["blocks"]}
+            self.check(by[hole]["state"] == "online", "the held block %s is %s after the clean stop"
+                       % (hole, by[hole]["state"]))
+            triggers = [self.field(b, "MEMONLINE_TRIGGER") for b in self.records("batch", cursor)]
+            self.check("stop" in triggers, "no batch record with trigger=stop: %s" % triggers)
+            self.udev_start(True)
+            self.sh("systemctl start memonlined")
+            self.wait_active()
+            self.wait_new_online()
+            self.assert_blocks(self.state(), first, 1, "Movable")
+            self.assert_none_offline()
+            self.no_failures(cursor)
+        finally:
+            self.udev_start(True)
         self.set_policy(CONF_FAULTS)
 
     def s_reload_during_hotadd(self):

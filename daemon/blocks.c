@@ -4,7 +4,6 @@
 #include <unistd.h>
 #include "blocks.h"
 #include "sysfs.h"
-#include "topology.h"
 #include "util.h"
 
 #define MEMORY_DIR "devices/system/memory"

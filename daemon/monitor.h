@@ -3,7 +3,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "policy.h"
 
 /*
  * Memory-block (and dax) events from udev or straight from the kernel.
@@ -26,6 +25,12 @@ struct monitor_event {
         uint64_t block_id;
         char devname[64];               /* "dax0.0" for dax events */
         uint64_t seqnum;
+};
+
+/* Where events come from: udev's netlink group (after its rules ran), or the kernel's. */
+enum event_source {
+        EVENT_SOURCE_UDEV = 0,
+        EVENT_SOURCE_KERNEL,
 };
 
 struct monitor;

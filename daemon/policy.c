@@ -24,32 +24,6 @@
 /* No architecture has memory blocks smaller than this. */
 #define POLICY_RANGE_ALIGN (UINT64_C(1) << 20)
 
-static const char *const zone_table[] = {
-        [ZONE_UNSET] = "unset",
-        [ZONE_SKIP] = "skip",
-        [ZONE_ONLINE] = "online",
-        [ZONE_MOVABLE] = "online_movable",
-        [ZONE_KERNEL] = "online_kernel",
-};
-
-const char *zone_to_string(enum zone z) {
-        if ((size_t) z >= ELEMENTSOF(zone_table))
-                return NULL;
-        return zone_table[z];
-}
-
-int zone_from_string(const char *s, enum zone *ret) {
-        if (!s)
-                return -EINVAL;
-        /* ZONE_UNSET is internal: nobody may write "unset". */
-        for (size_t i = ZONE_SKIP; i < ELEMENTSOF(zone_table); i++)
-                if (streq(s, zone_table[i])) {
-                        *ret = (enum zone) i;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 static void policy_free(struct policy *p) {
         free(p->path);
         for (size_t i = 0; i < p->n_files; i++)

@@ -6,23 +6,8 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <numa.h>
-
-/* What to write to a block's state file. */
-enum zone {
-        ZONE_UNSET = 0,         /* no opinion: fall through to the next rule */
-        ZONE_SKIP,              /* leave the block alone */
-        ZONE_ONLINE,            /* "online": the kernel's default zone */
-        ZONE_MOVABLE,           /* "online_movable" */
-        ZONE_KERNEL,            /* "online_kernel" */
-};
-
-const char *zone_to_string(enum zone z);        /* "skip", "online", ... */
-int zone_from_string(const char *s, enum zone *ret);
-
-enum event_source {
-        EVENT_SOURCE_UDEV = 0,
-        EVENT_SOURCE_KERNEL,
-};
+#include "monitor.h"
+#include "zone.h"
 
 /* How many workers a node gets: a fixed count or a percentage of its cores. */
 struct worker_count {

@@ -7,15 +7,13 @@
 #include <numa.h>
 #include "blocks.h"
 #include "memdev.h"
-#include "policy.h"
+#include "zone.h"
 
 /*
  * The machine as sysfs describes it: nodes, CPUs, physical cores,
  * distances, HMAT initiators, and what memory each node already has
  * online per zone (for the MOVABLE:KERNEL ratio guard).
  */
-
-#define NODE_NONE (-1)
 
 struct topo_node {
         int id;

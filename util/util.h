@@ -72,6 +72,8 @@ int parse_unsigned(const char *s, unsigned *ret);
  * everywhere, so no id from outside can size an array beyond it.
  */
 #define NODE_ID_MAX 1023
+/* No node: a block without a node link (yet), or no node to write from. */
+#define NODE_NONE (-1)
 /* Decimal 0..NODE_ID_MAX: -ERANGE above it, -EINVAL for anything else ("-1", blanks, signs). */
 int parse_node_id(const char *s, int *ret);
 /*

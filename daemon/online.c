@@ -894,17 +894,3 @@ void online_result_free(struct online_result *r) {
 void online_result_freep(struct online_result **r) {
         online_result_free(*r);
 }
-
-uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct) {
-        size_t rank;
-
-        if (!sorted || n == 0)
-                return 0;
-        if (pct >= 100)
-                return sorted[n - 1];
-        /* Nearest rank: ceil(pct/100 * n), 1-based; pct 0 is the minimum. */
-        rank = ((size_t) pct * n + 99) / 100;
-        if (rank == 0)
-                rank = 1;
-        return sorted[rank - 1];
-}

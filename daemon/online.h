@@ -109,6 +109,3 @@ int online_write(const struct online_request *req, struct online_result **ret);
 void online_result_free(struct online_result *r);
 void online_result_freep(struct online_result **r);
 #define _cleanup_online_result_ __attribute__((cleanup(online_result_freep)))
-
-/* Percentile (0..100) of an ascending array; 0 if empty. */
-uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct);

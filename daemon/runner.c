@@ -9,7 +9,6 @@
 #include "runner.h"
 #include "topology.h"
 #include "util.h"
-#include <sys/resource.h>
 
 #define NODE_LINK_POLL_USEC (5 * USEC_PER_MSEC)
 #define NODE_LINK_SLOW_POLL_USEC (50 * USEC_PER_MSEC)
@@ -185,15 +184,6 @@ static int defer_unresolved(struct runner *c, const struct topology *t, struct b
         set->n = kept;
         *ret_ids = TAKE_PTR(ids);
         return (int) n;
-}
-
-uint64_t cpu_time_usec(void) {
-        struct rusage ru;
-
-        if (getrusage(RUSAGE_SELF, &ru) < 0)
-                return 0;
-        return (uint64_t) ru.ru_utime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_utime.tv_usec +
-               (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
 }
 
 /*

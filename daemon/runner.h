@@ -69,6 +69,3 @@ void job_freep(struct job **j);
 
 /* 0, or -errno when the pass could not run at all (block failures are in the counters). */
 int runner_process(struct runner *c, struct job *j);
-
-/* Process CPU time (user + system) in µs. */
-uint64_t cpu_time_usec(void);

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <strings.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <time.h>
 #include "util.h"
 
@@ -14,6 +15,15 @@ uint64_t now_nsec(void) {
 
 uint64_t now_usec(void) {
         return now_nsec() / NSEC_PER_USEC;
+}
+
+uint64_t cpu_time_usec(void) {
+        struct rusage ru;
+
+        if (getrusage(RUSAGE_SELF, &ru) < 0)
+                return 0;
+        return (uint64_t) ru.ru_utime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_utime.tv_usec +
+               (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
 }
 
 int parse_u64(const char *s, int base, uint64_t *ret) {
@@ -265,6 +275,20 @@ void sort_u64(uint64_t *v, size_t n) {
                 memcpy(v, src, n * sizeof(*v));
         free(tmp);
         free(count);
+}
+
+uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct) {
+        size_t rank;
+
+        if (!sorted || n == 0)
+                return 0;
+        if (pct >= 100)
+                return sorted[n - 1];
+        /* Nearest rank: ceil(pct/100 * n), 1-based; pct 0 is the minimum. */
+        rank = ((size_t) pct * n + 99) / 100;
+        if (rank == 0)
+                rank = 1;
+        return sorted[rank - 1];
 }
 
 size_t format_u64(char *buf, uint64_t v) {

@@ -53,12 +53,16 @@ int cmp_u64(const void *a, const void *b);
 void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* Ascending, in O(n): a radix sort; leaves an array already in order as it is. */
 void sort_u64(uint64_t *v, size_t n);
+/* The pct (0..100) percentile of an ascending array by nearest rank; 0 if empty. */
+uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct);
 /* v in decimal at buf, which has room for 21 bytes; NUL-terminated. Returns the length. */
 size_t format_u64(char *buf, uint64_t v);
 
 /* CLOCK_MONOTONIC in microseconds / nanoseconds. */
 uint64_t now_usec(void);
 uint64_t now_nsec(void);
+/* The process's CPU time (user + system) in microseconds; 0 if getrusage() fails. */
+uint64_t cpu_time_usec(void);
 
 /*
  * Strict number parsing: whole string, no sign or blank surprises; base 16

@@ -971,24 +971,6 @@ static void test_bad_request(void **state) {
         assert_ptr_equal(res, (struct online_result *) 0x1);
 }
 
-static void test_percentile(void **state) {
-        const uint64_t v[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
-        const uint64_t one[] = { 42 };
-
-        assert_int_equal(percentile_usec(v, 10, 50), 5);
-        assert_int_equal(percentile_usec(v, 10, 90), 9);
-        assert_int_equal(percentile_usec(v, 10, 91), 10);
-        assert_int_equal(percentile_usec(v, 10, 99), 10);
-        assert_int_equal(percentile_usec(v, 10, 100), 10);
-        assert_int_equal(percentile_usec(v, 10, 0), 1);
-        assert_int_equal(percentile_usec(v, 10, 10), 1);
-        assert_int_equal(percentile_usec(v, 10, 11), 2);
-        assert_int_equal(percentile_usec(one, 1, 50), 42);
-        assert_int_equal(percentile_usec(one, 1, 99), 42);
-        assert_int_equal(percentile_usec(NULL, 0, 50), 0);
-        assert_int_equal(percentile_usec(v, 0, 50), 0);
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fake_tree),
@@ -1017,7 +999,6 @@ int main(void) {
                 cmocka_unit_test(test_pin_success),
                 cmocka_unit_test(test_empty_plan),
                 cmocka_unit_test(test_bad_request),
-                cmocka_unit_test(test_percentile),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

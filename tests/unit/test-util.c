@@ -483,6 +483,37 @@ static void test_format_u64(void **state) {
         assert_string_equal(buf, "18446744073709551615");
 }
 
+static void test_percentile(void **state) {
+        const uint64_t v[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+        const uint64_t one[] = { 42 };
+
+        assert_int_equal(percentile_usec(v, 10, 50), 5);
+        assert_int_equal(percentile_usec(v, 10, 90), 9);
+        assert_int_equal(percentile_usec(v, 10, 91), 10);
+        assert_int_equal(percentile_usec(v, 10, 99), 10);
+        assert_int_equal(percentile_usec(v, 10, 100), 10);
+        assert_int_equal(percentile_usec(v, 10, 0), 1);
+        assert_int_equal(percentile_usec(v, 10, 10), 1);
+        assert_int_equal(percentile_usec(v, 10, 11), 2);
+        assert_int_equal(percentile_usec(one, 1, 50), 42);
+        assert_int_equal(percentile_usec(one, 1, 99), 42);
+        assert_int_equal(percentile_usec(NULL, 0, 50), 0);
+        assert_int_equal(percentile_usec(v, 0, 50), 0);
+}
+
+/* Process CPU time advances while this thread spins, and by no more than the wall clock did. */
+static void test_cpu_time(void **state) {
+        uint64_t cpu0 = cpu_time_usec(), wall0 = now_usec(), cpu1, wall1;
+
+        do
+                cpu1 = cpu_time_usec();
+        while (cpu1 == cpu0 && now_usec() - wall0 < 5 * USEC_PER_SEC);
+        wall1 = now_usec();
+        assert_true(cpu1 > cpu0);
+        /* getrusage() counts in ticks: allow one scheduler tick over. */
+        assert_true(cpu1 - cpu0 <= wall1 - wall0 + 10 * USEC_PER_MSEC);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpulist_roundtrip),
@@ -496,6 +527,8 @@ int main(void) {
                 cmocka_unit_test(test_sort_unless_sorted),
                 cmocka_unit_test(test_sort_u64),
                 cmocka_unit_test(test_format_u64),
+                cmocka_unit_test(test_percentile),
+                cmocka_unit_test(test_cpu_time),
                 cmocka_unit_test(test_sysfs_read_write),
                 cmocka_unit_test(test_sysfs_beneath),
                 cmocka_unit_test(test_sysfs_read_hostile),

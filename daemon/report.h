@@ -6,8 +6,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <syslog.h>
-#include "online.h"
-#include "plan.h"
 
 /*
  * Structured records: journal (sd_journal_sendv) or one console line of
@@ -63,29 +61,3 @@ int record_format_line(const struct record *rec, char **ret);
 /* Plain log message with optional MESSAGE_ID (NULL) and extra fields (NULL). */
 void report_log(struct reporter *r, int priority, const char *message_id, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
-
-/* Context of a batch, beyond the plan and result. */
-struct batch_info {
-        const char *trigger;            /* "udev", "coldplug", "rescan", "once" */
-        uint64_t first_event_usec;      /* 0 for coldplug */
-        uint64_t cpu_usec;              /* daemon CPU time spent on this batch */
-        uint64_t prepare_usec;          /* from the pass's start to the first write: reading and planning */
-        uint64_t block_size;
-};
-
-/*
- * One batch record, one record per node group, one per failed block.
- * Increments r->batch_seq.
- */
-int report_batch(struct reporter *r, const struct batch_info *info, const struct plan *plan,
-                 const struct online_result *res);
-
-/*
- * A failure record for a block the planner left undecided (a rule could
- * not be checked): MEMONLINE_ERRNO=EAGAIN, MEMONLINE_REASON says why.
- * batch: the sequence of the batch it belongs to (0: none was written).
- */
-int report_undecided(struct reporter *r, const struct plan_item *item, uint64_t batch);
-
-/* The same for a block whose state cannot be read: MEMONLINE_ERRNO is the read's (error < 0). */
-int report_unreadable(struct reporter *r, uint64_t id, int node, int error, uint64_t batch);

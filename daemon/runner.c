@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 #include <unistd.h>
+#include "batch-records.h"
 #include "blocks.h"
 #include "memdev.h"
 #include "online.h"

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <sys/stat.h>
+#include "batch-records.h"
 #include "report.h"
 #include "sysfs.h"
 #include "util.h"

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <unistd.h>
 #include "blocks.h"
+#include "string-table.h"
 #include "sysfs.h"
 #include "util.h"
 
@@ -25,25 +26,18 @@ void block_set_clear(struct block_set *s) {
         s->n = s->allocated = 0;
 }
 
-static const char *const state_names[] = {
+static const char *const block_state_table[] = {
         [BLOCK_STATE_OFFLINE] = "offline",
         [BLOCK_STATE_ONLINE] = "online",
         [BLOCK_STATE_GOING_OFFLINE] = "going-offline",
 };
 
-enum block_state block_state_from_string(const char *s) {
-        if (!s)
-                return BLOCK_STATE_UNKNOWN;
-        for (size_t i = 0; i < ELEMENTSOF(state_names); i++)
-                if (state_names[i] && streq(s, state_names[i]))
-                        return (enum block_state) i;
-        return BLOCK_STATE_UNKNOWN;
-}
+DEFINE_STRING_TABLE_TO_STRING(block_state, enum block_state, "unknown")
 
-const char *block_state_to_string(enum block_state s) {
-        if ((size_t) s < ELEMENTSOF(state_names) && state_names[s])
-                return state_names[s];
-        return "unknown";
+enum block_state block_state_from_string(const char *s) {
+        ssize_t i = string_table_lookup(block_state_table, ELEMENTSOF(block_state_table), s);
+
+        return i < 0 ? BLOCK_STATE_UNKNOWN : (enum block_state) i;
 }
 
 int block_phys_start(uint64_t id, uint64_t block_size, uint64_t *ret) {

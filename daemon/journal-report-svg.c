@@ -131,22 +131,19 @@ static int build_timeline(struct picture *p) {
         return 0;
 }
 
+/* A time (the key) against a segment's start, for upper_bound(). */
+static int cmp_start_span(const void *key, const void *entry) {
+        return cmp_u64(key, &((const struct span *) entry)->start);
+}
+
 /* Busy µs before usec: the segment it falls in, by binary search; idle time counts as none. */
 static double timeline_x(const struct timeline *t, uint64_t usec) {
-        size_t lo = 0, hi = t->n;
+        size_t i = upper_bound(&usec, t->segs, t->n, sizeof(*t->segs), cmp_start_span);
 
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (t->segs[mid].start <= usec)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        if (lo == 0)
+        if (i == 0)
                 return 0;
-        lo--;
-        return (double) (t->before[lo] + MIN(usec, t->segs[lo].end) - t->segs[lo].start);
+        i--;
+        return (double) (t->before[i] + MIN(usec, t->segs[i].end) - t->segs[i].start);
 }
 
 static int series_add(struct series *s, double x, uint64_t blocks) {

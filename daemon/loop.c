@@ -806,7 +806,7 @@ static int open_feed(struct loop *c) {
         r = monitor_open(c->policy->event_source, true, &c->monitor);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "cannot listen for %s events: %s",
-                           c->policy->event_source == EVENT_SOURCE_KERNEL ? "kernel" : "udev", strerror(-r));
+                           event_source_to_string(c->policy->event_source), strerror(-r));
                 return r;
         }
         c->feed = (struct event_feed) {

@@ -3,22 +3,21 @@
 #include <limits.h>
 #include "blocks.h"
 #include "memdev.h"
+#include "string-table.h"
 #include "sysfs.h"
 #include "util.h"
 
 /* An iomem line longer than this is not the kernel's: skipped. */
 #define IOMEM_LINE_MAX 256
 
-static const char *const kind_names[_MEMDEV_KIND_MAX] = {
+static const char *const memdev_kind_table[_MEMDEV_KIND_MAX] = {
         [MEMDEV_NONE] = "boot",
         [MEMDEV_ACPI] = "dimm",
         [MEMDEV_DAX] = "dax",
         [MEMDEV_VIRTIO_MEM] = "virtio-mem",
 };
 
-const char *memdev_kind_to_string(enum memdev_kind k) {
-        return k >= 0 && k < _MEMDEV_KIND_MAX ? kind_names[k] : "unknown";
-}
+DEFINE_STRING_TABLE_TO_STRING(memdev_kind, enum memdev_kind, "unknown")
 
 void memdev_set_clear(struct memdev_set *s) {
         if (!s)
@@ -65,24 +64,21 @@ int memdev_set_seal(struct memdev_set *s) {
         return 0;
 }
 
+/* An address (the key) against a device's start, for upper_bound(). */
+static int cmp_start_memdev(const void *key, const void *entry) {
+        return cmp_u64(key, &((const struct memdev *) entry)->start);
+}
+
 const struct memdev *memdev_find(const struct memdev_set *s, uint64_t start, uint64_t size) {
-        size_t lo = 0, hi;
+        size_t i;
 
         if (!s || s->n == 0 || size == 0 || start > UINT64_MAX - size)
                 return NULL;
-        hi = s->n;
         /* The last device starting at or below start. */
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (s->devs[mid].start <= start)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        if (lo == 0)
+        i = upper_bound(&start, s->devs, s->n, sizeof(*s->devs), cmp_start_memdev);
+        if (i == 0)
                 return NULL;
-        return start + size <= s->devs[lo - 1].end ? &s->devs[lo - 1] : NULL;
+        return start + size <= s->devs[i - 1].end ? &s->devs[i - 1] : NULL;
 }
 
 /* <root>/<rel> listed, or *ret NULL when it does not exist: what this kernel lacks, nothing to read. */

@@ -2,7 +2,15 @@
 #include <libudev.h>
 #include "blocks.h"
 #include "monitor.h"
+#include "string-table.h"
 #include "util.h"
+
+static const char *const event_source_table[] = {
+        [EVENT_SOURCE_UDEV] = "udev",
+        [EVENT_SOURCE_KERNEL] = "kernel",
+};
+
+DEFINE_STRING_TABLE(event_source, enum event_source, NULL)
 
 struct monitor {
         struct udev *udev;
@@ -63,6 +71,8 @@ int monitor_open(enum event_source source, bool watch_dax, struct monitor **ret)
         struct monitor *m;
         int r;
 
+        if (!event_source_to_string(source))
+                return -EINVAL;
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
@@ -74,7 +84,7 @@ int monitor_open(enum event_source source, bool watch_dax, struct monitor **ret)
                 r = -errno ?: -ENOMEM;
                 goto fail;
         }
-        m->mon = udev_monitor_new_from_netlink(m->udev, m->kernel ? "kernel" : "udev");
+        m->mon = udev_monitor_new_from_netlink(m->udev, event_source_to_string(source));
         if (!m->mon) {
                 r = errno > 0 ? -errno : -EPROTO;
                 goto fail;

@@ -33,6 +33,9 @@ enum event_source {
         EVENT_SOURCE_KERNEL,
 };
 
+const char *event_source_to_string(enum event_source s);         /* "udev", "kernel": netlink group names */
+int event_source_from_string(const char *s, enum event_source *ret);
+
 struct monitor;
 
 /* Receive buffer asked for: bursts of thousands of blocks must not overflow. */

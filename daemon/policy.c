@@ -723,11 +723,7 @@ static int key_daemon(struct parser *ps, const char *key, const char *value) {
                 return 0;
         }
         if (strcasecmp(key, "event_source") == 0) {
-                if (streq(value, "udev"))
-                        p->event_source = EVENT_SOURCE_UDEV;
-                else if (streq(value, "kernel"))
-                        p->event_source = EVENT_SOURCE_KERNEL;
-                else
+                if (event_source_from_string(value, &p->event_source) < 0)
                         return fail(ps, ps->line, "event_source: expected udev or kernel, got \"%s\"", value);
                 return 0;
         }

@@ -8,24 +8,16 @@
 #include <systemd/sd-journal.h>
 #include <sys/stat.h>
 #include "report.h"
+#include "string-table.h"
 #include "util.h"
 
-int log_target_from_string(const char *s, enum log_target *ret) {
-        static const char *const names[] = {
-                [LOG_TARGET_AUTO] = "auto",
-                [LOG_TARGET_JOURNAL] = "journal",
-                [LOG_TARGET_CONSOLE] = "console",
-        };
+static const char *const log_target_table[] = {
+        [LOG_TARGET_AUTO] = "auto",
+        [LOG_TARGET_JOURNAL] = "journal",
+        [LOG_TARGET_CONSOLE] = "console",
+};
 
-        if (!s)
-                return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (streq(s, names[i])) {
-                        *ret = (enum log_target) i;
-                        return 0;
-                }
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_FROM_STRING(log_target, enum log_target)
 
 /*
  * Is stderr the journal? JOURNAL_STREAM names the stream systemd gave a

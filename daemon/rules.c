@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "rules.h"
+#include "string-table.h"
 #include "util.h"
 
-static const char *const origin_names[_RULE_ORIGIN_MAX] = {
+static const char *const rule_origin_table[_RULE_ORIGIN_MAX] = {
         [RULE_EXCLUDE] = "exclude",
         [RULE_DEVICE] = "device",
         [RULE_RANGE] = "range",
@@ -12,9 +13,7 @@ static const char *const origin_names[_RULE_ORIGIN_MAX] = {
         [RULE_UNDECIDED] = "undecided",
 };
 
-const char *rule_origin_to_string(enum rule_origin o) {
-        return o >= 0 && o < _RULE_ORIGIN_MAX ? origin_names[o] : "unknown";
-}
+DEFINE_STRING_TABLE_TO_STRING(rule_origin, enum rule_origin, "unknown")
 
 static bool overlaps(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
         return a_start < b_end && b_start < a_end;

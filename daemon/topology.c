@@ -69,43 +69,29 @@ void topology_freep(struct topology **t) {
         topology_free(*t);
 }
 
-const struct topo_block *topology_block(const struct topology *t, uint64_t id) {
-        size_t lo = 0, hi;
+/* A block id (the key) against a table entry, for bsearch(). */
+static int cmp_block_id(const void *key, const void *entry) {
+        return cmp_u64(key, &((const struct topo_block *) entry)->id);
+}
 
+const struct topo_block *topology_block(const struct topology *t, uint64_t id) {
         if (!t)
                 return NULL;
-        hi = t->n_blocks;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
+        return bsearch_safe(&id, t->blocks, t->n_blocks, sizeof(*t->blocks), cmp_block_id);
+}
 
-                if (t->blocks[mid].id == id)
-                        return &t->blocks[mid];
-                if (t->blocks[mid].id < id)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+/* A node id (the key) against an entry of nodes[], for bsearch(). */
+static int cmp_node_id(const void *key, const void *entry) {
+        int a = *(const int *) key, b = ((const struct topo_node *) entry)->id;
+
+        return (a > b) - (a < b);
 }
 
 const struct topo_node *topology_node(const struct topology *t, int node_id) {
-        size_t lo = 0, hi;
-
         if (!t)
                 return NULL;
         /* nodes[] is sorted by id. */
-        hi = t->n_nodes;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (t->nodes[mid].id == node_id)
-                        return &t->nodes[mid];
-                if (t->nodes[mid].id < node_id)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+        return bsearch_safe(&node_id, t->nodes, t->n_nodes, sizeof(*t->nodes), cmp_node_id);
 }
 
 static struct topo_node *node_mut(struct topology *t, int node_id) {
@@ -631,20 +617,12 @@ static void count_block(struct topology *t, const struct topo_block *b, int sign
                 *total -= MIN(*total, t->block_size);
 }
 
+static int cmp_link_id(const void *key, const void *entry) {
+        return cmp_u64(key, &((const struct block_node *) entry)->id);
+}
+
 static const struct block_node *find_block_node(const struct block_node *map, size_t n, uint64_t id) {
-        size_t lo = 0, hi = n;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (map[mid].id == id)
-                        return &map[mid];
-                if (map[mid].id < id)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+        return bsearch_safe(&id, map, n, sizeof(*map), cmp_link_id);
 }
 
 /*

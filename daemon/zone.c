@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "util.h"
+#include "string-table.h"
 #include "zone.h"
 
 static const char *const zone_table[] = {
@@ -10,19 +10,13 @@ static const char *const zone_table[] = {
         [ZONE_KERNEL] = "online_kernel",
 };
 
-const char *zone_to_string(enum zone z) {
-        if ((size_t) z >= ELEMENTSOF(zone_table))
-                return NULL;
-        return zone_table[z];
-}
+DEFINE_STRING_TABLE_TO_STRING(zone, enum zone, NULL)
 
 int zone_from_string(const char *s, enum zone *ret) {
-        if (!s)
+        ssize_t i = string_table_lookup(zone_table, ELEMENTSOF(zone_table), s);
+
+        if (i <= (ssize_t) ZONE_UNSET)
                 return -EINVAL;
-        for (size_t i = ZONE_SKIP; i < ELEMENTSOF(zone_table); i++)
-                if (streq(s, zone_table[i])) {
-                        *ret = (enum zone) i;
-                        return 0;
-                }
-        return -EINVAL;
+        *ret = (enum zone) i;
+        return 0;
 }

@@ -277,6 +277,28 @@ void sort_u64(uint64_t *v, size_t n) {
         free(count);
 }
 
+void *bsearch_safe(const void *key, const void *base, size_t n, size_t size,
+                   int (*cmp)(const void *key, const void *element)) {
+        if (n == 0)
+                return NULL;
+        return bsearch(key, base, n, size, cmp);
+}
+
+size_t upper_bound(const void *key, const void *base, size_t n, size_t size,
+                   int (*cmp)(const void *key, const void *element)) {
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (cmp(key, (const char *) base + mid * size) >= 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
 uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct) {
         size_t rank;
 

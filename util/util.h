@@ -53,6 +53,17 @@ int cmp_u64(const void *a, const void *b);
 void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* Ascending, in O(n): a radix sort; leaves an array already in order as it is. */
 void sort_u64(uint64_t *v, size_t n);
+/*
+ * Binary search of base[0..n), ascending under cmp(key, element), as
+ * bsearch() takes them. bsearch_safe() is bsearch() that takes an empty
+ * array, whose base may be NULL: nothing found. upper_bound() is the index
+ * of the first element above key (n if none): the one before it, if any,
+ * is the last at or below key.
+ */
+void *bsearch_safe(const void *key, const void *base, size_t n, size_t size,
+                   int (*cmp)(const void *key, const void *element));
+size_t upper_bound(const void *key, const void *base, size_t n, size_t size,
+                   int (*cmp)(const void *key, const void *element));
 /* The pct (0..100) percentile of an ascending array by nearest rank; 0 if empty. */
 uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct);
 /* v in decimal at buf, which has room for 21 bytes; NUL-terminated. Returns the length. */

@@ -118,6 +118,23 @@ static void test_classify(void **state) {
         assert_int_equal(monitor_classify(NULL, "memory", "memory1", 1, &ev), -EINVAL);
 }
 
+/* The policy's event_source words are the netlink groups monitor_open() listens to. */
+static void test_event_source_names(void **state) {
+        enum event_source e = EVENT_SOURCE_UDEV;
+
+        assert_string_equal(event_source_to_string(EVENT_SOURCE_UDEV), "udev");
+        assert_string_equal(event_source_to_string(EVENT_SOURCE_KERNEL), "kernel");
+        assert_null(event_source_to_string((enum event_source) 7));
+        assert_int_equal(event_source_from_string("kernel", &e), 0);
+        assert_int_equal(e, EVENT_SOURCE_KERNEL);
+        assert_int_equal(event_source_from_string("udev", &e), 0);
+        assert_int_equal(e, EVENT_SOURCE_UDEV);
+        assert_int_equal(event_source_from_string("Kernel", &e), -EINVAL);
+        assert_int_equal(event_source_from_string("", &e), -EINVAL);
+        assert_int_equal(e, EVENT_SOURCE_UDEV);
+        assert_int_equal(monitor_open((enum event_source) 7, false, NULL), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_dedupe),
@@ -126,6 +143,7 @@ int main(void) {
                 cmocka_unit_test(test_window_floor),
                 cmocka_unit_test(test_many),
                 cmocka_unit_test(test_classify),
+                cmocka_unit_test(test_event_source_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,9 @@ static void test_acpi(void **state) {
         assert_null(memdev_find(&s, 8 * BS, BS));       /* boot memory */
         assert_null(memdev_find(&s, 39 * BS, 2 * BS));  /* straddles the end */
         assert_string_equal(memdev_kind_to_string(d->kind), "dimm");
+        assert_string_equal(memdev_kind_to_string(MEMDEV_NONE), "boot");
+        assert_string_equal(memdev_kind_to_string(MEMDEV_VIRTIO_MEM), "virtio-mem");
+        assert_string_equal(memdev_kind_to_string(_MEMDEV_KIND_MAX), "unknown");
         memdev_set_clear(&s);
 }
 

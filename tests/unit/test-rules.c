@@ -83,6 +83,8 @@ static void test_precedence(void **state) {
         assert_int_equal(d.origin, RULE_DEFAULT);
         assert_int_equal(d.zone, ZONE_MOVABLE);
         assert_string_equal(rule_origin_to_string(d.origin), "default");
+        assert_string_equal(rule_origin_to_string(RULE_PMEM_DEFAULT), "pmem-default");
+        assert_string_equal(rule_origin_to_string(_RULE_ORIGIN_MAX), "unknown");
 }
 
 /* Fail safe: a rule that needs a fact the memory lacks leaves it undecided. */

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include "cpuset.h"
 #include "fake-tree.h"
+#include "string-table.h"
 #include "sysfs.h"
 #include "util.h"
 
@@ -514,6 +515,88 @@ static void test_cpu_time(void **state) {
         assert_true(cpu1 - cpu0 <= wall1 - wall0 + 10 * USEC_PER_MSEC);
 }
 
+enum fruit {
+        FRUIT_APPLE,
+        FRUIT_HOLE,             /* no name: neither printed nor parsed */
+        FRUIT_PEAR,
+        _FRUIT_MAX,
+};
+
+static const char *const fruit_table[_FRUIT_MAX] = {
+        [FRUIT_APPLE] = "apple",
+        [FRUIT_PEAR] = "pear",
+};
+
+const char *fruit_to_string(enum fruit f);
+int fruit_from_string(const char *s, enum fruit *ret);
+DEFINE_STRING_TABLE(fruit, enum fruit, "no fruit")
+
+static void test_string_table(void **state) {
+        enum fruit f = FRUIT_HOLE;
+
+        assert_string_equal(fruit_to_string(FRUIT_APPLE), "apple");
+        assert_string_equal(fruit_to_string(FRUIT_PEAR), "pear");
+        assert_string_equal(fruit_to_string(FRUIT_HOLE), "no fruit");
+        assert_string_equal(fruit_to_string(_FRUIT_MAX), "no fruit");
+        assert_string_equal(fruit_to_string((enum fruit) -1), "no fruit");
+
+        assert_int_equal(fruit_from_string("pear", &f), 0);
+        assert_int_equal(f, FRUIT_PEAR);
+        assert_int_equal(fruit_from_string("apple", &f), 0);
+        assert_int_equal(f, FRUIT_APPLE);
+        /* Failures leave the output alone. */
+        f = FRUIT_HOLE;
+        assert_int_equal(fruit_from_string("Pear", &f), -EINVAL);
+        assert_int_equal(fruit_from_string("", &f), -EINVAL);
+        assert_int_equal(fruit_from_string("no fruit", &f), -EINVAL);
+        assert_int_equal(fruit_from_string(NULL, &f), -EINVAL);
+        assert_int_equal(f, FRUIT_HOLE);
+
+        assert_int_equal(string_table_lookup(fruit_table, _FRUIT_MAX, "pear"), FRUIT_PEAR);
+        assert_int_equal(string_table_lookup(fruit_table, FRUIT_PEAR, "pear"), -EINVAL);
+        assert_int_equal(string_table_lookup(NULL, 0, "pear"), -EINVAL);
+}
+
+static int cmp_int(const void *key, const void *element) {
+        int a = *(const int *) key, b = *(const int *) element;
+
+        return (a > b) - (a < b);
+}
+
+static void test_binary_search(void **state) {
+        const int v[] = { 2, 4, 4, 4, 9 };
+        int key;
+
+        key = 4;
+        assert_null(bsearch_safe(&key, NULL, 0, sizeof(int), cmp_int));
+        assert_int_equal(*(const int *) bsearch_safe(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int), 4);
+        key = 5;
+        assert_null(bsearch_safe(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int));
+
+        /* upper_bound(): the first element above the key. */
+        key = 1;
+        assert_int_equal(upper_bound(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int), 0);
+        key = 2;
+        assert_int_equal(upper_bound(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int), 1);
+        key = 3;
+        assert_int_equal(upper_bound(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int), 1);
+        key = 4;
+        assert_int_equal(upper_bound(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int), 4);
+        key = 9;
+        assert_int_equal(upper_bound(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int), 5);
+        key = 100;
+        assert_int_equal(upper_bound(&key, v, ELEMENTSOF(v), sizeof(int), cmp_int), 5);
+        assert_int_equal(upper_bound(&key, NULL, 0, sizeof(int), cmp_int), 0);
+        /* Every index of a longer array, against a linear count. */
+        for (int k = -1; k <= 10; k++) {
+                size_t linear = 0;
+
+                for (size_t i = 0; i < ELEMENTSOF(v); i++)
+                        linear += v[i] <= k;
+                assert_int_equal(upper_bound(&k, v, ELEMENTSOF(v), sizeof(int), cmp_int), linear);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpulist_roundtrip),
@@ -529,6 +612,8 @@ int main(void) {
                 cmocka_unit_test(test_format_u64),
                 cmocka_unit_test(test_percentile),
                 cmocka_unit_test(test_cpu_time),
+                cmocka_unit_test(test_string_table),
+                cmocka_unit_test(test_binary_search),
                 cmocka_unit_test(test_sysfs_read_write),
                 cmocka_unit_test(test_sysfs_beneath),
                 cmocka_unit_test(test_sysfs_read_hostile),

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
-#include "pmem.h"
+#include "pmem-daxctl-conf.h"
+#include "pmem-decide.h"
 #include "util.h"
 
 static void check_conf(const struct daxctl_conf *c, const char *dir) {

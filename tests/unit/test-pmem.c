@@ -11,6 +11,10 @@
 #include <sys/stat.h>
 #include "fake-tree.h"
 #include "pmem.h"
+#include "pmem-convert.h"
+#include "pmem-decide.h"
+#include "pmem-record.h"
+#include "pmem-scan.h"
 #include "report.h"
 #include "topology.h"
 #include "util.h"

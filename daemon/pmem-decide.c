@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <stdarg.h>
+#include "pmem-decide.h"
+#include "rules.h"
+#include "util.h"
+
+const char *pmem_action_to_string(enum pmem_action a) {
+        return a == PMEM_ACTION_CONVERT ? "convert" : "skip";
+}
+
+static void reasonf(struct pmem_decision *d, const char *fmt, ...) _printf_(2, 3);
+static void reasonf(struct pmem_decision *d, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
+        va_end(ap);
+}
+
+/* What the rules may know about a dax device before it is converted: all of it, as one. */
+static struct memory_identity device_identity(const struct pmem_device *dev) {
+        struct memory_identity id = {
+                .whole_device = true,
+                .block_id = UINT64_MAX,
+                .node = dev->target_node,
+                .dax_device = dev->name,
+                .namespace_name = dev->namespace_name,
+                .namespace_uuid = dev->namespace_uuid,
+                .region = dev->region,
+                .dax_size = dev->size,
+                .on_pmem_region = dev->on_pmem_region,
+                .memdev = dev->name,
+        };
+
+        /* The span of its ranges; a device without ranges is excluded by no range. */
+        for (size_t i = 0; i < dev->n_ranges; i++) {
+                if (i == 0 || dev->ranges[i].start < id.start)
+                        id.start = dev->ranges[i].start;
+                if (dev->ranges[i].end > id.end)
+                        id.end = dev->ranges[i].end;
+        }
+        /* Ranges with a gap are not one span: a range exclusion must hold each of them. */
+        for (size_t i = 1; i < dev->n_ranges; i++)
+                if (dev->ranges[i].start != dev->ranges[i - 1].end)
+                        id.start = id.end = 0;
+        return id;
+}
+
+/* Why the rules exclude the device, for the decision's reason. */
+static void exclusion_reason(const struct rule_decision *rd, char *why, size_t why_size) {
+        const struct exclusion *e = rd->exclusion;
+
+        if (e && e->kind == EXCLUDE_NODE)
+                snprintf(why, why_size, "excluded: node %d (line %u)", e->node, e->line);
+        else if (e && e->kind == EXCLUDE_RANGE)
+                snprintf(why, why_size, "excluded: range (line %u)", e->line);
+        else
+                snprintf(why, why_size, "excluded (line %u)", rd->line);
+}
+
+int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, const struct daxctl_conf *conf,
+                     struct pmem_decision *ret) {
+        struct pmem_decision d = { .action = PMEM_ACTION_SKIP };
+        const struct daxctl_claim *claim;
+        struct memory_identity id;
+        struct rule_decision rd;
+        const char *rule_name;
+        char why[160];
+        size_t n_claims = 0;
+        int r;
+
+        if (!dev || !p || !ret)
+                return -EINVAL;
+
+        id = device_identity(dev);
+        d.rule = rules_match_device(p, &id);
+        rule_name = d.rule ? (d.rule->name ?: "(unnamed)") : NULL;
+        r = rules_decide(p, &id, &rd);
+        if (r < 0)
+                return r;
+        d.zone = rd.zone;
+        if (rd.origin == RULE_EXCLUDE) {
+                exclusion_reason(&rd, d.reason, sizeof(d.reason));
+                goto done;
+        }
+        if (dev->mode != PMEM_MODE_DEVDAX) {
+                reasonf(&d, "not devdax (mode %s)", pmem_mode_to_string(dev->mode));
+                goto done;
+        }
+        if (d.rule && d.rule->convert == 0) {
+                reasonf(&d, "device rule %s: convert=no", rule_name);
+                goto done;
+        }
+        if (d.rule && d.rule->convert > 0)
+                snprintf(why, sizeof(why), "device rule %s", rule_name);
+        else if (!p->convert_devdax) {
+                reasonf(&d, "convert_devdax=no");
+                goto done;
+        } else if (!dev->on_pmem_region) {
+                /* convert_devdax is for pmem; hmem/CXL memory needs a rule that names it. */
+                reasonf(&d, "not on a pmem region (convert_devdax covers pmem; add a [device] rule with convert=yes)");
+                goto done;
+        } else
+                snprintf(why, sizeof(why), "convert_devdax=yes");
+
+        claim = pmem_daxctl_conf_find(conf, dev->namespace_uuid, &n_claims);
+        if (claim) {
+                char more[64] = "";
+
+                d.daxctl_claimed = true;
+                if (n_claims > 1)
+                        snprintf(more, sizeof(more), " (and %zu more entries)", n_claims - 1);
+                if (p->respect_daxctl) {
+                        if (streq(claim->mode, "devdax"))
+                                reasonf(&d, "claimed by %s%s: daxctl keeps it devdax (respect_daxctl=yes)",
+                                        claim->file, more);
+                        else
+                                reasonf(&d, "claimed by %s%s: daxctl will reconfigure it (respect_daxctl=yes); %s",
+                                        claim->file, more,
+                                        claim->online == 0 ? "memonlined onlines its memory (online=false)" :
+                                        "daxctl onlines its memory itself (online=true)");
+                        goto done;
+                }
+                d.action = PMEM_ACTION_CONVERT;
+                reasonf(&d, "%s; %s also claims it (respect_daxctl=no): whichever runs second finds it converted",
+                        why, claim->file);
+                goto done;
+        }
+        d.action = PMEM_ACTION_CONVERT;
+        reasonf(&d, "%s", why);
+done:
+        *ret = d;
+        return 0;
+}
+
+int pmem_decide(const struct pmem_device *dev, const struct policy *p, const char *daxctl_confdir,
+                struct pmem_decision *ret) {
+        _cleanup_(pmem_daxctl_conf_clearp) struct daxctl_conf conf = {};
+        int r;
+
+        if (daxctl_confdir) {
+                r = pmem_daxctl_conf_load(daxctl_confdir, &conf);
+                if (r < 0)
+                        return r;
+        }
+        return pmem_decide_conf(dev, p, daxctl_confdir ? &conf : NULL, ret);
+}
+
+/* The reason goes in double quotes: keep it one parseable token, with the files' text escaped. */
+static void fprint_quoted(FILE *out, const char *s) {
+        size_t size = 4 * strlen(s) + 1;
+        _cleanup_free_ char *buf = malloc(size);
+
+        if (buf)
+                escape_text(buf, size, s);
+        fputc('"', out);
+        for (const char *c = buf ?: ""; *c; c++)
+                fputc(*c == '"' ? '\'' : *c, out);
+        fputc('"', out);
+}
+
+int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, const char *daxctl_confdir,
+                         FILE *out) {
+        _cleanup_(pmem_daxctl_conf_clearp) struct daxctl_conf conf = {};
+        int r;
+
+        if (daxctl_confdir) {
+                r = pmem_daxctl_conf_load(daxctl_confdir, &conf);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; d && i < d->n; i++) {
+                const struct pmem_device *dev = &d->devices[i];
+                struct pmem_decision dec;
+
+                r = pmem_decide_conf(dev, p, &conf, &dec);
+                if (r < 0)
+                        return r;
+                fprintf(out, "device=%s action=%s zone=%s reason=", dev->name, pmem_action_to_string(dec.action),
+                        zone_to_string(dec.zone));
+                fprint_quoted(out, dec.reason);
+                fprintf(out, " namespace=%s region=%d node=%d size=%" PRIu64 " mode=%s\n",
+                        dev->namespace_name ?: "-", dev->region, dev->target_node, dev->size,
+                        pmem_mode_to_string(dev->mode));
+        }
+        for (size_t i = 0; i < conf.n_ignored; i++) {
+                fputs("daxctl-conf-ignored=", out);
+                fprint_quoted(out, conf.ignored[i]);
+                fputc('\n', out);
+        }
+        if (fflush(out) != 0 || ferror(out))
+                return -EIO;
+        return 0;
+}

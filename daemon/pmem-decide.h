@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "pmem.h"
+#include "pmem-daxctl-conf.h"
+#include "policy.h"
+
+/* Whether memonlined converts a dax device, and what --dry-run prints about it. */
+
+enum pmem_action {
+        PMEM_ACTION_SKIP = 0,
+        PMEM_ACTION_CONVERT,            /* devdax -> system-ram, no onlining */
+};
+
+const char *pmem_action_to_string(enum pmem_action a);  /* "skip", "convert" */
+
+struct pmem_decision {
+        enum pmem_action action;
+        enum zone zone;                 /* for its blocks: rule, pmem_zone, default_zone; never UNSET */
+        const struct device_rule *rule; /* borrowed from the policy, NULL if none matched */
+        bool daxctl_claimed;            /* daxctl.conf.d has an entry for it */
+        char reason[320];
+};
+
+/*
+ * Should memonlined convert this device? Order: EXCLUDE_DEVICE exclusions
+ * (by device, namespace name or uuid), mode (only devdax converts), the
+ * first matching [device] rule's convert=, else convert_devdax (which only
+ * covers devices on pmem regions; others need a rule), then daxctl's own
+ * config when respect_daxctl=yes. daxctl_confdir NULL skips the daxctl check.
+ */
+int pmem_decide(const struct pmem_device *dev, const struct policy *p, const char *daxctl_confdir,
+                struct pmem_decision *ret);
+/* Same with an already loaded daxctl config (NULL = none). */
+int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, const struct daxctl_conf *conf,
+                     struct pmem_decision *ret);
+
+/*
+ * Dry-run lines, one per device:
+ * device=daxX.Y action=convert|skip zone=Z reason="..." namespace=N region=R node=N size=BYTES mode=M
+ * (namespace=- when unknown, region/node -1). Then one "daxctl-conf-ignored=\"...\"" line per
+ * ignored daxctl.conf.d entry. Returns 0 or -errno from the stream.
+ */
+int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, const char *daxctl_confdir,
+                         FILE *out);

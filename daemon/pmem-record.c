@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <syslog.h>
+#include "pmem-record.h"
+#include "report.h"
+#include "util.h"
+
+int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const struct pmem_convert_result *conv,
+                       uint64_t online_usec, uint64_t total_usec, size_t blocks, uint64_t bytes) {
+        struct record rec = {};
+        char how[160];
+        bool failed = conv && conv->error < 0;
+        int k = 0;
+
+        if (!r || !dev)
+                return -EINVAL;
+
+        if (failed)
+                snprintf(how, sizeof(how), "conversion to system-ram failed: %s", strerror(-conv->error));
+        else if (conv && !conv->already)
+                snprintf(how, sizeof(how), "converted to system-ram in %.1f ms, ", (double) conv->bind_usec / 1000.0);
+        else
+                how[0] = '\0';
+
+        if (k >= 0)
+                k = record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_DEVICE);
+        if (k >= 0)
+                k = record_add(&rec, "PRIORITY=%d", failed ? LOG_WARNING : LOG_INFO);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_DEVICE=%s", dev->name);
+        if (k >= 0 && dev->namespace_name)
+                k = record_add(&rec, "MEMONLINE_NAMESPACE=%s", dev->namespace_name);
+        if (k >= 0 && dev->namespace_uuid)
+                k = record_add(&rec, "MEMONLINE_NAMESPACE_UUID=%s", dev->namespace_uuid);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_REGION=%d", dev->region);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_NODE=%d", dev->target_node);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_BIND_USEC=%" PRIu64, conv && !conv->already ? conv->bind_usec : 0);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_ONLINE_USEC=%" PRIu64, online_usec);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_TOTAL_USEC=%" PRIu64, total_usec);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_BLOCKS=%zu", blocks);
+        if (k >= 0)
+                k = record_add(&rec, "MEMONLINE_BYTES=%" PRIu64, bytes);
+        if (k >= 0 && failed)
+                k = record_add(&rec, "MEMONLINE_ERRNO=%d", -conv->error);
+        if (k >= 0) {
+                if (failed)
+                        k = record_add(&rec, "MESSAGE=%s: %s", dev->name, how);
+                else
+                        k = record_add(&rec, "MESSAGE=%s%s%s%s: %s%zu blocks (%.2f GiB) online on node %d in %.1f ms, "
+                                       "%.1f ms in all", dev->name, dev->namespace_name ? " (" : "",
+                                       dev->namespace_name ?: "", dev->namespace_name ? ")" : "", how, blocks,
+                                       (double) bytes / (double) (1ULL << 30), dev->target_node,
+                                       (double) online_usec / 1000.0, (double) total_usec / 1000.0);
+        }
+        if (k >= 0)
+                k = record_emit(r, &rec);
+        record_clear(&rec);
+        return k < 0 ? k : 0;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include "pmem.h"
+#include "pmem-convert.h"
+
+struct reporter;
+
+/*
+ * One MESSAGE_ID_DEVICE record for a device whose memory was onlined:
+ * MEMONLINE_DEVICE, _NAMESPACE, _REGION, _NODE, _BIND_USEC (0 if not
+ * converted by us), _ONLINE_USEC, _TOTAL_USEC, _BLOCKS, _BYTES, MESSAGE;
+ * conv may be NULL (converted by hand or by daxctl).
+ */
+int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const struct pmem_convert_result *conv,
+                       uint64_t online_usec, uint64_t total_usec, size_t blocks, uint64_t bytes);

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+#include "blocks.h"
+#include "pmem.h"
+
+/*
+ * Reading dax devices from <root>/bus/dax/devices (so tests use fake
+ * trees), and which memory blocks belong to which device.
+ */
+
+/*
+ * Read one dax device ("dax0.0") from <root>/bus/dax/devices. -ENOENT if
+ * it is not there or vanished while being read; -EINVAL for a bad name.
+ */
+int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_device *ret);
+
+/*
+ * Read every dax device. Devices that vanish during the scan are left out;
+ * devices that cannot be read are left out and counted in n_unreadable.
+ * Replaces the contents of *ret on success (a missing bus/dax is an empty
+ * set). Returns the number of devices read; -ENOMEM, or -errno when the
+ * bus cannot be listed.
+ */
+int pmem_scan(const char *sysfs_root, struct pmem_devices *ret);
+
+/*
+ * Attribute blocks to the system-ram (kmem) devices whose ranges hold
+ * them whole: set device, namespace_name, namespace_uuid and region, and
+ * the node from target_node when the block's node is NODE_NONE or only
+ * guessed (kmem adds the memory to exactly that node). Blocks outside
+ * every device are left alone. O(n log m). Returns the number attributed.
+ */
+int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, struct block_set *set);

@@ -10,10 +10,33 @@
 #include "topology.h"
 #include "util.h"
 
+/*
+ * The conversion in the steps daxctl's reconfigure-device takes: find the
+ * device, check it may be converted, unbind device_dax, bind kmem, check
+ * the result. Each step fills the report and returns 0 to go on, 1 when
+ * there is nothing left to do, or -errno.
+ */
+
 /* libdaxctl's last error line, so the failure report says what the library saw. */
 struct daxctl_log {
         char last[256];
 };
+
+struct conversion {
+        const char *sysfs_root;         /* the real /sys, however named (checked first) */
+        const char *device;
+        struct daxctl_ctx *ctx;
+        struct daxctl_dev *dev;         /* borrowed from ctx */
+        struct daxctl_log log;
+        struct pmem_convert_result res;
+};
+
+static void conversion_done(struct conversion *c) {
+        if (c->ctx)
+                daxctl_unref(c->ctx);
+        c->ctx = NULL;
+        c->dev = NULL;
+}
 
 static void daxctl_log_capture(struct daxctl_ctx *ctx, int priority, const char *file, int line, const char *fn,
                                const char *format, va_list args) _printf_(6, 0);
@@ -28,11 +51,6 @@ static void daxctl_log_capture(struct daxctl_ctx *ctx, int priority, const char 
         n = strlen(log->last);
         while (n > 0 && (log->last[n - 1] == '\n' || log->last[n - 1] == ' '))
                 log->last[--n] = '\0';
-}
-
-static void daxctl_unrefp(struct daxctl_ctx **ctx) {
-        if (*ctx)
-                daxctl_unref(*ctx);
 }
 
 static int convert_fail(struct pmem_convert_result *res, const struct daxctl_log *log, int error,
@@ -52,10 +70,11 @@ static int convert_fail(struct pmem_convert_result *res, const struct daxctl_log
         return error;
 }
 
-static enum pmem_mode live_mode(const char *device) {
+static enum pmem_mode live_mode(const struct conversion *c) {
         _cleanup_free_ char *abs_dev = NULL, *driver = NULL;
 
-        if (sysfs_path(&abs_dev, "/sys", "bus/dax/devices/%s", device) < 0 || pmem_read_driver(abs_dev, &driver) < 0)
+        if (sysfs_path(&abs_dev, c->sysfs_root, "bus/dax/devices/%s", c->device) < 0 ||
+            pmem_read_driver(abs_dev, &driver) < 0)
                 return PMEM_MODE_UNKNOWN;
         return pmem_mode_from_driver(driver);
 }
@@ -89,158 +108,190 @@ static int is_real_sys(const char *root) {
         return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret) {
-        _cleanup_(daxctl_unrefp) struct daxctl_ctx *ctx = NULL;
-        _cleanup_free_ char *auto_online = NULL;
-        struct pmem_convert_result res = {
-                .mode_before = PMEM_MODE_UNKNOWN, .mode_after = PMEM_MODE_UNKNOWN, .target_node = NODE_NONE,
-        };
-        struct daxctl_log log = {};
+/* A dax device name, and a root libdaxctl really acts on. */
+static int check_request(struct conversion *c) {
+        int r;
+
+        if (pmem_dax_name_parse(c->device, NULL, NULL) < 0)
+                return convert_fail(&c->res, NULL, -EINVAL, "'%s' is not a dax device name (daxR.N)",
+                                    c->device ?: "");
+        if (!c->sysfs_root)
+                return convert_fail(&c->res, NULL, -EINVAL, "%s: no sysfs root given", c->device);
+        r = is_real_sys(c->sysfs_root);
+        if (r < 0)
+                return convert_fail(&c->res, NULL, r, "%s: cannot check the sysfs root %s: %s", c->device,
+                                    c->sysfs_root, strerror(-r));
+        if (r == 0)
+                return convert_fail(&c->res, NULL, -EXDEV, "%s: not converting: libdaxctl acts on only the real "
+                                    "/sys, and the sysfs root is %s", c->device, c->sysfs_root);
+        return 0;
+}
+
+static int open_library(struct conversion *c) {
+        int r;
+
+        r = daxctl_new(&c->ctx);
+        if (r < 0) {
+                c->ctx = NULL;
+                return convert_fail(&c->res, NULL, r, "libdaxctl cannot start: %s", strerror(-r));
+        }
+        daxctl_set_userdata(c->ctx, &c->log);
+        daxctl_set_log_fn(c->ctx, daxctl_log_capture);
+        daxctl_set_log_priority(c->ctx, LOG_ERR);
+        return 0;
+}
+
+/* libdaxctl's handle on the device, and its size, node and mode as it is now. */
+static int find_device(struct conversion *c) {
         struct daxctl_region *region;
-        struct daxctl_dev *dev = NULL;
+
+        daxctl_region_foreach(c->ctx, region) {
+                struct daxctl_dev *d;
+
+                daxctl_dev_foreach(region, d)
+                        if (streq(daxctl_dev_get_devname(d), c->device)) {
+                                c->dev = d;
+                                break;
+                        }
+                if (c->dev)
+                        break;
+        }
+        if (!c->dev)
+                return convert_fail(&c->res, &c->log, -ENOENT, "%s: no such dax device (removed, or not on the "
+                                    "dax bus)", c->device);
+        c->res.size = daxctl_dev_get_size(c->dev);
+        c->res.target_node = daxctl_dev_get_target_node(c->dev);
+        if (c->res.target_node < 0)
+                c->res.target_node = NODE_NONE;
+        c->res.mode_before = daxctl_dev_get_memory(c->dev) ? PMEM_MODE_SYSTEM_RAM : live_mode(c);
+        return 0;
+}
+
+/* devdax (or unbound) with a size: convertible. Already system-ram: 1, nothing to do. */
+static int check_convertible(struct conversion *c) {
+        _cleanup_free_ char *bus_path = NULL;
+
+        if (c->res.mode_before == PMEM_MODE_SYSTEM_RAM) {
+                /* Converted by hand or by daxctl meanwhile: its blocks come as memory events. */
+                c->res.already = true;
+                c->res.mode_after = PMEM_MODE_SYSTEM_RAM;
+                snprintf(c->res.reason, sizeof(c->res.reason), "%s: already system-ram, nothing to convert",
+                         c->device);
+                return 1;
+        }
+        if (daxctl_dev_is_enabled(c->dev) && c->res.mode_before != PMEM_MODE_DEVDAX) {
+                if (sysfs_path(&bus_path, c->sysfs_root, "bus/dax/devices/%s", c->device) >= 0 &&
+                    access(bus_path, F_OK) < 0)
+                        return convert_fail(&c->res, NULL, -EOPNOTSUPP, "%s: the old dax class device model "
+                                            "cannot be reconfigured; see daxctl-migrate-device-model(1)", c->device);
+                return convert_fail(&c->res, NULL, -EINVAL, "%s: bound to a driver that is neither device_dax "
+                                    "nor kmem; not converting a device someone else drives", c->device);
+        }
+        if (c->res.size == 0)
+                return convert_fail(&c->res, NULL, -EINVAL, "%s: size 0 (an unallocated seed device): nothing to "
+                                    "convert", c->device);
+        return 0;
+}
+
+/*
+ * With auto_online_blocks "online*" the kernel onlines the new blocks
+ * itself during the bind, into its default zone, and our zone policy and
+ * pinned workers never get a say. daxctl refuses --no-online in that case
+ * for the same reason; so do we.
+ */
+static int check_auto_online(struct conversion *c) {
+        _cleanup_free_ char *auto_online = NULL;
+
+        if (sysfs_read(c->sysfs_root, "devices/system/memory/auto_online_blocks", &auto_online) < 0 ||
+            !startswith(auto_online, "online"))
+                return 0;
+        return convert_fail(&c->res, NULL, -EBUSY,
+                            "%s: /sys/devices/system/memory/auto_online_blocks is '%s': the kernel would online "
+                            "the new memory itself, bypassing memonlined's zone policy (daxctl refuses "
+                            "--no-online for the same reason); set it to 'offline' (memhp_default_state=offline)",
+                            c->device, auto_online);
+}
+
+static int unbind_devdax(struct conversion *c) {
         uint64_t t0;
+        int r;
+
+        if (!daxctl_dev_is_enabled(c->dev))
+                return 0;
+        t0 = now_usec();
+        r = daxctl_dev_disable(c->dev);
+        c->res.disable_usec = now_usec() - t0;
+        if (r == -EOPNOTSUPP)
+                return convert_fail(&c->res, &c->log, r, "%s: the old dax class device model cannot be "
+                                    "reconfigured; see daxctl-migrate-device-model(1)", c->device);
+        if (r < 0)
+                return convert_fail(&c->res, &c->log, r, "%s: unbinding device_dax failed: %s%s", c->device,
+                                    strerror(-r), r == -EBUSY ? " (device busy: in use?)" : "");
+        return 0;
+}
+
+/* The kernel adds the memory blocks in this bind. On failure the device goes back to devdax. */
+static int bind_kmem(struct conversion *c) {
+        const char *after = "left unbound";
+        uint64_t t0;
+        int r;
+
+        c->log.last[0] = '\0';
+        t0 = now_usec();
+        r = daxctl_dev_enable_ram(c->dev);
+        c->res.bind_usec = now_usec() - t0;
+        if (r >= 0)
+                return 0;
+
+        /* Do not leave the admin's device without a driver. */
+        if (c->res.mode_before == PMEM_MODE_DEVDAX && daxctl_dev_enable_devdax(c->dev) >= 0) {
+                c->res.rolled_back = true;
+                after = "restored to devdax";
+        }
+        c->res.mode_after = live_mode(c);
+        return convert_fail(&c->res, &c->log, r, "%s: %s: %s; device %s", c->device, bind_hint(r), strerror(-r),
+                            after);
+}
+
+static int verify_system_ram(struct conversion *c) {
+        c->res.mode_after = live_mode(c);
+        if (c->res.mode_after != PMEM_MODE_SYSTEM_RAM || !daxctl_dev_get_memory(c->dev))
+                return convert_fail(&c->res, &c->log, -EIO, "%s: kmem bind returned success but the device is "
+                                    "%s, not system-ram", c->device, pmem_mode_to_string(c->res.mode_after));
+        snprintf(c->res.reason, sizeof(c->res.reason), "%s: converted to system-ram (kmem bind %" PRIu64 " us), "
+                 "memory left offline for memonlined", c->device, c->res.bind_usec);
+        return 0;
+}
+
+int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret) {
+        _cleanup_(conversion_done) struct conversion c = {
+                .sysfs_root = sysfs_root,
+                .device = device,
+                .res = { .mode_before = PMEM_MODE_UNKNOWN, .mode_after = PMEM_MODE_UNKNOWN,
+                         .target_node = NODE_NONE },
+        };
         int r;
 
         if (!ret)
                 return -EINVAL;
-        if (pmem_dax_name_parse(device, NULL, NULL) < 0) {
-                r = convert_fail(&res, NULL, -EINVAL, "'%s' is not a dax device name (daxR.N)", device ?: "");
-                goto out;
-        }
-        if (!sysfs_root) {
-                r = convert_fail(&res, NULL, -EINVAL, "%s: no sysfs root given", device);
-                goto out;
-        }
-        r = is_real_sys(sysfs_root);
-        if (r < 0) {
-                r = convert_fail(&res, NULL, r, "%s: cannot check the sysfs root %s: %s", device, sysfs_root,
-                                 strerror(-r));
-                goto out;
-        }
-        if (r == 0) {
-                r = convert_fail(&res, NULL, -EXDEV, "%s: not converting: libdaxctl acts on only the real /sys, "
-                                 "and the sysfs root is %s", device, sysfs_root);
-                goto out;
-        }
-
-        r = daxctl_new(&ctx);
-        if (r < 0) {
-                ctx = NULL;
-                r = convert_fail(&res, NULL, r, "libdaxctl cannot start: %s", strerror(-r));
-                goto out;
-        }
-        daxctl_set_userdata(ctx, &log);
-        daxctl_set_log_fn(ctx, daxctl_log_capture);
-        daxctl_set_log_priority(ctx, LOG_ERR);
-
-        daxctl_region_foreach(ctx, region) {
-                struct daxctl_dev *d;
-
-                daxctl_dev_foreach(region, d)
-                        if (streq(daxctl_dev_get_devname(d), device)) {
-                                dev = d;
-                                break;
-                        }
-                if (dev)
-                        break;
-        }
-        if (!dev) {
-                r = convert_fail(&res, &log, -ENOENT, "%s: no such dax device (removed, or not on the dax bus)", device);
-                goto out;
-        }
-        res.size = daxctl_dev_get_size(dev);
-        res.target_node = daxctl_dev_get_target_node(dev);
-        if (res.target_node < 0)
-                res.target_node = NODE_NONE;
-
-        res.mode_before = daxctl_dev_get_memory(dev) ? PMEM_MODE_SYSTEM_RAM : live_mode(device);
-        if (res.mode_before == PMEM_MODE_SYSTEM_RAM) {
-                /* Converted by hand or by daxctl meanwhile: its blocks come as memory events. */
-                res.already = true;
-                res.mode_after = PMEM_MODE_SYSTEM_RAM;
-                snprintf(res.reason, sizeof(res.reason), "%s: already system-ram, nothing to convert", device);
-                r = 0;
-                goto out;
-        }
-        if (daxctl_dev_is_enabled(dev) && res.mode_before != PMEM_MODE_DEVDAX) {
-                _cleanup_free_ char *bus_path = NULL;
-
-                if (sysfs_path(&bus_path, "/sys", "bus/dax/devices/%s", device) >= 0 && access(bus_path, F_OK) < 0) {
-                        r = convert_fail(&res, NULL, -EOPNOTSUPP, "%s: the old dax class device model cannot be "
-                                         "reconfigured; see daxctl-migrate-device-model(1)", device);
-                        goto out;
-                }
-                r = convert_fail(&res, NULL, -EINVAL, "%s: bound to a driver that is neither device_dax nor kmem; "
-                                 "not converting a device someone else drives", device);
-                goto out;
-        }
-        if (res.size == 0) {
-                r = convert_fail(&res, NULL, -EINVAL, "%s: size 0 (an unallocated seed device): nothing to convert",
-                                 device);
-                goto out;
-        }
-
-        /*
-         * With auto_online_blocks "online*" the kernel onlines the new blocks
-         * itself during the bind, into its default zone, and our zone policy
-         * and pinned workers never get a say. daxctl refuses --no-online in
-         * that case for the same reason; so do we.
-         */
-        r = sysfs_read("/sys", "devices/system/memory/auto_online_blocks", &auto_online);
-        if (r >= 0 && startswith(auto_online, "online")) {
-                r = convert_fail(&res, NULL, -EBUSY,
-                                 "%s: /sys/devices/system/memory/auto_online_blocks is '%s': the kernel would online "
-                                 "the new memory itself, bypassing memonlined's zone policy (daxctl refuses "
-                                 "--no-online for the same reason); set it to 'offline' (memhp_default_state=offline)",
-                                 device, auto_online);
-                goto out;
-        }
-
-        if (daxctl_dev_is_enabled(dev)) {
-                t0 = now_usec();
-                r = daxctl_dev_disable(dev);
-                res.disable_usec = now_usec() - t0;
-                if (r < 0) {
-                        if (r == -EOPNOTSUPP)
-                                r = convert_fail(&res, &log, r, "%s: the old dax class device model cannot be "
-                                                 "reconfigured; see daxctl-migrate-device-model(1)", device);
-                        else
-                                r = convert_fail(&res, &log, r, "%s: unbinding device_dax failed: %s%s", device,
-                                                 strerror(-r), r == -EBUSY ? " (device busy: in use?)" : "");
-                        goto out;
-                }
-        }
-
-        log.last[0] = '\0';
-        t0 = now_usec();
-        r = daxctl_dev_enable_ram(dev);
-        res.bind_usec = now_usec() - t0;
-        if (r < 0) {
-                int bind_error = r;
-                const char *after = "left unbound";
-
-                /* Do not leave the admin's device without a driver. */
-                if (res.mode_before == PMEM_MODE_DEVDAX && daxctl_dev_enable_devdax(dev) >= 0) {
-                        res.rolled_back = true;
-                        after = "restored to devdax";
-                }
-                res.mode_after = live_mode(device);
-                r = convert_fail(&res, &log, bind_error, "%s: %s: %s; device %s", device, bind_hint(bind_error),
-                                 strerror(-bind_error), after);
-                goto out;
-        }
-
-        res.mode_after = live_mode(device);
-        if (res.mode_after != PMEM_MODE_SYSTEM_RAM || !daxctl_dev_get_memory(dev)) {
-                r = convert_fail(&res, &log, -EIO, "%s: kmem bind returned success but the device is %s, not system-ram",
-                                 device, pmem_mode_to_string(res.mode_after));
-                goto out;
-        }
-        snprintf(res.reason, sizeof(res.reason), "%s: converted to system-ram (kmem bind %" PRIu64 " us), memory left "
-                 "offline for memonlined", device, res.bind_usec);
-        r = 0;
-out:
-        res.error = r;
-        *ret = res;
+        r = check_request(&c);
+        if (r == 0)
+                r = open_library(&c);
+        if (r == 0)
+                r = find_device(&c);
+        if (r == 0)
+                r = check_convertible(&c);
+        if (r == 0)
+                r = check_auto_online(&c);
+        if (r == 0)
+                r = unbind_devdax(&c);
+        if (r == 0)
+                r = bind_kmem(&c);
+        if (r == 0)
+                r = verify_system_ram(&c);
+        if (r > 0)
+                r = 0;          /* nothing left to do */
+        c.res.error = r;
+        *ret = c.res;
         return r;
 }

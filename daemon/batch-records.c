@@ -90,33 +90,6 @@ static int tally_extra(const struct tally *t, char **ret) {
         return 0;
 }
 
-static bool list_contains(const char *list, const char *v) {
-        size_t len = strlen(v);
-
-        for (const char *p = list; p && *p; ) {
-                const char *c = strchr(p, ',');
-                size_t n = c ? (size_t) (c - p) : strlen(p);
-
-                if (n == len && strncmp(p, v, len) == 0)
-                        return true;
-                p = c ? c + 1 : NULL;
-        }
-        return false;
-}
-
-/* Append v to a comma-separated list unless it is there already. */
-static int list_add_unique(char **list, const char *v) {
-        char *n;
-
-        if (!v || !*v || list_contains(*list, v))
-                return 0;
-        if (asprintf(&n, "%s%s%s", *list ? *list : "", *list ? "," : "", v) < 0)
-                return -ENOMEM;
-        free(*list);
-        *list = n;
-        return 0;
-}
-
 /* pmem attribution of plan items: comma-separated unique values. */
 struct attribution {
         char *device, *kind, *namespace_name, *region;
@@ -139,13 +112,13 @@ static int attribution_collect(struct attribution *a, const struct plan_item *it
                 if (!b)
                         continue;
                 /* The dax device's name, else the hotplug device's (a DIMM, virtio-mem). */
-                r |= list_add_unique(&a->device, b->device ?: (b->memdev ? b->memdev->name : NULL));
+                r |= strlist_add_unique(&a->device, b->device ?: (b->memdev ? b->memdev->name : NULL));
                 if (b->memdev || b->device)
-                        r |= list_add_unique(&a->kind, memdev_kind_to_string(b->device ? MEMDEV_DAX : b->memdev->kind));
-                r |= list_add_unique(&a->namespace_name, b->namespace_name);
+                        r |= strlist_add_unique(&a->kind, memdev_kind_to_string(b->device ? MEMDEV_DAX : b->memdev->kind));
+                r |= strlist_add_unique(&a->namespace_name, b->namespace_name);
                 if (b->region >= 0) {
                         snprintf(region, sizeof(region), "%d", b->region);
-                        r |= list_add_unique(&a->region, region);
+                        r |= strlist_add_unique(&a->region, region);
                 }
         }
         return r < 0 ? -ENOMEM : 0;
@@ -179,7 +152,7 @@ static int zones_format(unsigned mask, char **ret) {
 
         for (unsigned z = 0; z < 8 * sizeof(mask); z++)
                 if (mask & (1U << z))
-                        if (list_add_unique(&list, zone_to_string((enum zone) z)) < 0)
+                        if (strlist_add_unique(&list, zone_to_string((enum zone) z)) < 0)
                                 return -ENOMEM;
         if (!list) {
                 list = strdup("");

@@ -176,6 +176,35 @@ char *strstrip(char *s) {
         return s;
 }
 
+bool strlist_contains(const char *list, const char *item) {
+        size_t len;
+
+        if (!list || !item || !*item)
+                return false;
+        len = strlen(item);
+        for (const char *p = list; p; ) {
+                const char *comma = strchr(p, ',');
+                size_t n = comma ? (size_t) (comma - p) : strlen(p);
+
+                if (n == len && strncmp(p, item, len) == 0)
+                        return true;
+                p = comma ? comma + 1 : NULL;
+        }
+        return false;
+}
+
+int strlist_add_unique(char **list, const char *item) {
+        char *n;
+
+        if (!item || !*item || strlist_contains(*list, item))
+                return 0;
+        if (asprintf(&n, "%s%s%s", *list ?: "", *list ? "," : "", item) < 0)
+                return -ENOMEM;
+        free(*list);
+        *list = n;
+        return 0;
+}
+
 int grow_array(void **array, size_t *allocated, size_t need, size_t sz) {
         size_t n;
         void *p;

@@ -109,6 +109,11 @@ int parse_bool(const char *s, bool *ret);
  */
 size_t escape_text(char *buf, size_t size, const char *s);
 
+/* Is item one of the entries of a comma-separated list ("mem0,mem1")? Whole entries only; NULLs are empty. */
+bool strlist_contains(const char *list, const char *item);
+/* Append item to the comma-separated list *list (NULL: empty) unless it is there; NULL or "" adds nothing. */
+int strlist_add_unique(char **list, const char *item);
+
 /* Trim leading and trailing white space in place; returns s. */
 char *strstrip(char *s);
 

@@ -199,6 +199,32 @@ static void test_parse_bool_strstrip(void **state) {
         assert_string_equal(strstrip(buf), "hello world");
 }
 
+static void test_strlist_contains(void **state) {
+        assert_true(strlist_contains("mem0,mem1", "mem1"));
+        assert_true(strlist_contains("mem0,mem1", "mem0"));
+        assert_true(strlist_contains("mem1", "mem1"));
+        assert_false(strlist_contains("mem0,mem10", "mem1"));
+        assert_false(strlist_contains("mem10", "mem1"));
+        assert_false(strlist_contains("xmem1", "mem1"));
+        assert_false(strlist_contains("mem0,", "mem"));
+        assert_false(strlist_contains(NULL, "mem1"));
+        assert_false(strlist_contains("mem1", ""));
+        assert_false(strlist_contains("mem1", NULL));
+}
+
+static void test_strlist_add_unique(void **state) {
+        _cleanup_free_ char *list = NULL;
+
+        assert_int_equal(strlist_add_unique(&list, NULL), 0);
+        assert_int_equal(strlist_add_unique(&list, ""), 0);
+        assert_null(list);
+        assert_int_equal(strlist_add_unique(&list, "mem1"), 0);
+        assert_int_equal(strlist_add_unique(&list, "mem10"), 0);
+        assert_int_equal(strlist_add_unique(&list, "mem1"), 0);
+        assert_int_equal(strlist_add_unique(&list, "mem0"), 0);
+        assert_string_equal(list, "mem1,mem10,mem0");
+}
+
 static void test_grow_array(void **state) {
         _cleanup_free_ int *a = NULL;
         size_t allocated = 0;
@@ -606,6 +632,8 @@ int main(void) {
                 cmocka_unit_test(test_parse_ids),
                 cmocka_unit_test(test_escape_text),
                 cmocka_unit_test(test_parse_bool_strstrip),
+                cmocka_unit_test(test_strlist_contains),
+                cmocka_unit_test(test_strlist_add_unique),
                 cmocka_unit_test(test_grow_array),
                 cmocka_unit_test(test_sort_unless_sorted),
                 cmocka_unit_test(test_sort_u64),

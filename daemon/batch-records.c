@@ -92,7 +92,7 @@ static int tally_extra(const struct tally *t, char **ret) {
 
 /* pmem attribution of plan items: comma-separated unique values. */
 struct attribution {
-        char *device, *kind, *namespace_name, *region;
+        char *device, *kind, *namespace_name, *region, *cxl_region, *cxl_memdev;
 };
 
 static void attribution_done(struct attribution *a) {
@@ -100,6 +100,24 @@ static void attribution_done(struct attribution *a) {
         free(a->kind);
         free(a->namespace_name);
         free(a->region);
+        free(a->cxl_region);
+        free(a->cxl_memdev);
+}
+
+/* Each name of a comma-separated list, once. */
+static int list_add_each(char **list, const char *names) {
+        _cleanup_free_ char *copy = names ? strdup(names) : NULL;
+        int r = 0;
+
+        if (names && !copy)
+                return -ENOMEM;
+        for (char *p = copy, *next; p && r >= 0; p = next) {
+                next = strchr(p, ',');
+                if (next)
+                        *next++ = '\0';
+                r = strlist_add_unique(list, p);
+        }
+        return r;
 }
 
 static int attribution_collect(struct attribution *a, const struct plan_item *items, size_t n) {
@@ -116,6 +134,8 @@ static int attribution_collect(struct attribution *a, const struct plan_item *it
                 if (b->memdev || b->device)
                         r |= strlist_add_unique(&a->kind, memdev_kind_to_string(b->device ? MEMDEV_DAX : b->memdev->kind));
                 r |= strlist_add_unique(&a->namespace_name, b->namespace_name);
+                r |= strlist_add_unique(&a->cxl_region, b->cxl_region);
+                r |= list_add_each(&a->cxl_memdev, b->cxl_memdevs);
                 if (b->region >= 0) {
                         snprintf(region, sizeof(region), "%d", b->region);
                         r |= strlist_add_unique(&a->region, region);
@@ -124,7 +144,7 @@ static int attribution_collect(struct attribution *a, const struct plan_item *it
         return r < 0 ? -ENOMEM : 0;
 }
 
-/* MEMONLINE_DEVICE/NAMESPACE/REGION, only for those present. */
+/* MEMONLINE_DEVICE/NAMESPACE/REGION/CXL_REGION/CXL_MEMDEV, only for those present. */
 static int attribution_add(struct record *rec, const struct attribution *a) {
         int r = 0;
 
@@ -136,6 +156,10 @@ static int attribution_add(struct record *rec, const struct attribution *a) {
                 r |= record_add(rec, "MEMONLINE_NAMESPACE=%s", a->namespace_name);
         if (a->region)
                 r |= record_add(rec, "MEMONLINE_REGION=%s", a->region);
+        if (a->cxl_region)
+                r |= record_add(rec, "MEMONLINE_CXL_REGION=%s", a->cxl_region);
+        if (a->cxl_memdev)
+                r |= record_add(rec, "MEMONLINE_CXL_MEMDEV=%s", a->cxl_memdev);
         return r < 0 ? -ENOMEM : 0;
 }
 

@@ -13,7 +13,9 @@ void mem_block_done(struct mem_block *b) {
         free(b->device);
         free(b->namespace_name);
         free(b->namespace_uuid);
-        b->device = b->namespace_name = b->namespace_uuid = NULL;
+        free(b->cxl_region);
+        free(b->cxl_memdevs);
+        b->device = b->namespace_name = b->namespace_uuid = b->cxl_region = b->cxl_memdevs = NULL;
 }
 
 void block_set_clear(struct block_set *s) {

@@ -8,7 +8,7 @@
 /*
  * Memory blocks as the planner sees them. Filled from
  * <root>/devices/system/memory/memoryN and, for dax kmem memory, the
- * pmem attribution (device, namespace, region).
+ * pmem attribution (device, namespace, region, CXL region and memdevs).
  */
 
 enum block_state {
@@ -38,6 +38,9 @@ struct mem_block {
         char *namespace_name;           /* "namespace0.0" */
         char *namespace_uuid;
         int region;                     /* -1 if none */
+        char *cxl_region;               /* "region0" when the dax device is on a CXL region */
+        char *cxl_memdevs;              /* "mem0,mem1" */
+        bool cxl_memdevs_unknown;       /* the region's memdevs could not all be read */
         bool attribution_unknown;       /* the dax devices could not all be read: device unknown */
         const struct memdev *memdev;    /* its hotplug device, borrowed from the topology; NULL: boot, unknown */
         uint64_t event_usec;            /* when its add event arrived, 0 = coldplug */

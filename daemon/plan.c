@@ -47,8 +47,11 @@ static struct memory_identity block_identity(const struct mem_block *b, uint64_t
                 .namespace_name = b->namespace_name,
                 .namespace_uuid = b->namespace_uuid,
                 .region = b->region,
-                /* Only dax kmem memory has a device; we take its region to be pmem. Its size is the device's. */
-                .on_pmem_region = b->device != NULL,
+                /* Only dax kmem memory has a device; we take its region to be pmem unless it is CXL. */
+                .on_pmem_region = b->device != NULL && !b->cxl_region,
+                .cxl_region = b->cxl_region,
+                .cxl_memdevs = b->cxl_memdevs,
+                .cxl_memdevs_unknown = b->cxl_memdevs_unknown,
                 .dax_unknown = b->attribution_unknown,
         };
 }
@@ -700,6 +703,10 @@ int plan_print(const struct plan *plan, FILE *out) {
                         fprintf(out, " writer_node=%d", g->writer_node);
                 if (it->block->device)
                         print_value(out, "device", it->block->device, false);
+                if (it->block->cxl_region)
+                        print_value(out, "cxl_region", it->block->cxl_region, false);
+                if (it->block->cxl_memdevs)
+                        print_value(out, "cxl_memdev", it->block->cxl_memdevs, false);
                 fputc('\n', out);
         }
 

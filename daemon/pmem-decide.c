@@ -30,6 +30,9 @@ static struct memory_identity device_identity(const struct pmem_device *dev) {
                 .region = dev->region,
                 .dax_size = dev->size,
                 .on_pmem_region = dev->on_pmem_region,
+                .cxl_region = dev->cxl_region,
+                .cxl_memdevs = dev->cxl_memdevs,
+                .cxl_memdevs_unknown = dev->cxl_memdevs_unknown,
                 .memdev = dev->name,
         };
 
@@ -86,6 +89,12 @@ int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, cons
         }
         if (dev->mode != PMEM_MODE_DEVDAX) {
                 reasonf(&d, "not devdax (mode %s)", pmem_mode_to_string(dev->mode));
+                goto done;
+        }
+        if (dev->cxl_memdevs_unknown && rules_use_cxl_memdev(p)) {
+                /* A rule naming a memdev may be about this device: convert only once that is known. */
+                reasonf(&d, "undecided: the memdevs of %s could not all be read and match_cxl_memdev rules apply",
+                        dev->cxl_region);
                 goto done;
         }
         if (d.rule && d.rule->convert == 0) {
@@ -180,9 +189,14 @@ int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, c
                 fprintf(out, "device=%s action=%s zone=%s reason=", dev->name, pmem_action_to_string(dec.action),
                         zone_to_string(dec.zone));
                 fprint_quoted(out, dec.reason);
-                fprintf(out, " namespace=%s region=%d node=%d size=%" PRIu64 " mode=%s\n",
+                fprintf(out, " namespace=%s region=%d node=%d size=%" PRIu64 " mode=%s",
                         dev->namespace_name ?: "-", dev->region, dev->target_node, dev->size,
                         pmem_mode_to_string(dev->mode));
+                if (dev->cxl_region)
+                        fprintf(out, " cxl_region=%s cxl_decoder=%s cxl_memdev=%s%s", dev->cxl_region,
+                                dev->cxl_decoder ?: "-", dev->cxl_memdevs ?: "-",
+                                dev->cxl_memdevs_unknown ? " cxl_memdev_unknown=1" : "");
+                fputc('\n', out);
         }
         for (size_t i = 0; i < conf.n_ignored; i++) {
                 fputs("daxctl-conf-ignored=", out);

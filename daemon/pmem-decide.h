@@ -26,8 +26,9 @@ struct pmem_decision {
 
 /*
  * Should memonlined convert this device? Order: EXCLUDE_DEVICE exclusions
- * (by device, namespace name or uuid), mode (only devdax converts), the
- * first matching [device] rule's convert=, else convert_devdax (which only
+ * (by device, namespace name or uuid), mode (only devdax converts), a CXL
+ * device whose memdevs are not all known while match_cxl_memdev rules
+ * apply (undecided: skipped for now), the first matching [device] rule's convert=, else convert_devdax (which only
  * covers devices on pmem regions; others need a rule), then daxctl's own
  * config when respect_daxctl=yes. daxctl_confdir NULL skips the daxctl check.
  */
@@ -40,7 +41,9 @@ int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, cons
 /*
  * Dry-run lines, one per device:
  * device=daxX.Y action=convert|skip zone=Z reason="..." namespace=N region=R node=N size=BYTES mode=M
- * (namespace=- when unknown, region/node -1). Then one "daxctl-conf-ignored=\"...\"" line per
+ * (namespace=- when unknown, region/node -1), then for a device on a CXL region
+ * cxl_region=regionN cxl_decoder=decoderK.D cxl_memdev=memM[,...] (- when unknown), and
+ * cxl_memdev_unknown=1 when some of its memdevs could not be read. Then one "daxctl-conf-ignored=\"...\"" line per
  * ignored daxctl.conf.d entry. Returns 0 or -errno from the stream.
  */
 int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, const char *daxctl_confdir,

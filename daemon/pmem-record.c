@@ -34,6 +34,10 @@ int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const 
                 k = record_add(&rec, "MEMONLINE_NAMESPACE_UUID=%s", dev->namespace_uuid);
         if (k >= 0)
                 k = record_add(&rec, "MEMONLINE_REGION=%d", dev->region);
+        if (k >= 0 && dev->cxl_region)
+                k = record_add(&rec, "MEMONLINE_CXL_REGION=%s", dev->cxl_region);
+        if (k >= 0 && dev->cxl_memdevs)
+                k = record_add(&rec, "MEMONLINE_CXL_MEMDEV=%s", dev->cxl_memdevs);
         if (k >= 0)
                 k = record_add(&rec, "MEMONLINE_NODE=%d", dev->target_node);
         if (k >= 0)

@@ -10,7 +10,8 @@ struct reporter;
 
 /*
  * One MESSAGE_ID_DEVICE record for a device whose memory was onlined:
- * MEMONLINE_DEVICE, _NAMESPACE, _REGION, _NODE, _BIND_USEC (0 if not
+ * MEMONLINE_DEVICE, _NAMESPACE, _REGION, _CXL_REGION and _CXL_MEMDEV (on a
+ * CXL region), _NODE, _BIND_USEC (0 if not
  * converted by us), _ONLINE_USEC, _TOTAL_USEC, _BLOCKS, _BYTES, MESSAGE;
  * conv may be NULL (converted by hand or by daxctl).
  */

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include "pmem-cxl.h"
 #include "pmem-scan.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -40,34 +41,8 @@
  *                                       kernels with dynamic dax regions.
  *
  * Devices not under an nd bus (hmem soft-reserved memory, CXL dax_region)
- * get no namespace and region -1.
+ * get no namespace and region -1; pmem-cxl.c reads a CXL region's names.
  */
-
-/* Read an attribute under a directory; empty values count as absent (-ENODATA). */
-static int read_attr(const char *root, const char *dir, const char *attr, char **ret) {
-        _cleanup_free_ char *rel = NULL, *v = NULL;
-        int r;
-
-        if (asprintf(&rel, "%s/%s", dir, attr) < 0)
-                return -ENOMEM;
-        r = sysfs_read(root, rel, &v);
-        if (r < 0)
-                return r;
-        if (!*strstrip(v))
-                return -ENODATA;
-        *ret = TAKE_PTR(v);
-        return 0;
-}
-
-static int read_attr_u64(const char *root, const char *dir, const char *attr, int base, uint64_t *ret) {
-        _cleanup_free_ char *v = NULL;
-        int r;
-
-        r = read_attr(root, dir, attr, &v);
-        if (r < 0)
-                return r;
-        return parse_u64(v, base, ret);
-}
 
 /* A node attribute: "-1" or a missing file mean NODE_NONE. */
 static int read_attr_node(const char *root, const char *dir, const char *attr) {
@@ -75,7 +50,7 @@ static int read_attr_node(const char *root, const char *dir, const char *attr) {
         int node;
 
         /* Past NODE_ID_MAX is no node either: it must not size anything downstream. */
-        if (read_attr(root, dir, attr, &v) < 0 || parse_node_id(v, &node) < 0)
+        if (pmem_read_attr(root, dir, attr, &v) < 0 || parse_node_id(v, &node) < 0)
                 return NODE_NONE;
         return node;
 }
@@ -107,9 +82,9 @@ static int read_mappings(const char *root, const char *rel_dev, const char *abs_
                         continue;
                 if (asprintf(&dir, "%s/%s", rel_dev, de->d_name) < 0)
                         return -ENOMEM;
-                r = read_attr_u64(root, dir, "start", 16, &start);
+                r = pmem_read_attr_u64(root, dir, "start", 16, &start);
                 if (r >= 0)
-                        r = read_attr_u64(root, dir, "end", 16, &end);
+                        r = pmem_read_attr_u64(root, dir, "end", 16, &end);
                 if (r == -ENOENT)
                         continue;       /* a mapping going away with a shrink */
                 if (r < 0)
@@ -145,7 +120,7 @@ static bool region_is_pmem(const char *root, const char *rel_region) {
                                 return streq(line + 8, "nd_pmem");
                 }
         }
-        return read_attr_u64(root, rel_region, "nstype", 10, &nstype) >= 0 && nstype == 5;
+        return pmem_read_attr_u64(root, rel_region, "nstype", 10, &nstype) >= 0 && nstype == 5;
 }
 
 /*
@@ -197,7 +172,7 @@ static int read_nd_attribution(const char *root, const char *rel_dev, struct pme
 
         /* The nd_dax is the device's parent, below the region; without one only the name tells. */
         below_region = rel_parent[prefix_len] == '/';
-        r = below_region ? read_attr(root, rel_parent, "namespace", &ns) : -ENOENT;
+        r = below_region ? pmem_read_attr(root, rel_parent, "namespace", &ns) : -ENOENT;
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && pmem_dax_name_parse(dev->name, &a, &b) >= 0 && a == region_id) {
@@ -212,13 +187,13 @@ static int read_nd_attribution(const char *root, const char *rel_dev, struct pme
                         ns_dir = NULL;
                         return -ENOMEM;
                 }
-                r = read_attr(root, ns_dir, "uuid", &dev->namespace_raw_uuid);
+                r = pmem_read_attr(root, ns_dir, "uuid", &dev->namespace_raw_uuid);
                 if (r == -ENOMEM)
                         return r;
                 dev->namespace_name = TAKE_PTR(ns);
         }
         if (below_region) {
-                r = read_attr(root, rel_parent, "uuid", &dev->namespace_uuid);
+                r = pmem_read_attr(root, rel_parent, "uuid", &dev->namespace_uuid);
                 if (r == -ENOMEM)
                         return r;
         }
@@ -234,9 +209,8 @@ int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_devic
         _cleanup_(pmem_device_donep) struct pmem_device dev = {
                 .target_node = NODE_NONE, .numa_node = NODE_NONE, .region = -1,
         };
-        _cleanup_free_ char *link = NULL, *canon = NULL, *root_canon = NULL, *abs_dev = NULL, *rel_owned = NULL;
+        _cleanup_free_ char *link = NULL, *abs_dev = NULL, *rel_owned = NULL;
         const char *rel_dev;
-        size_t root_len;
         struct stat st;
         int r;
 
@@ -246,33 +220,24 @@ int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_devic
         if (!dev.name)
                 return -ENOMEM;
 
-        r = sysfs_path(&link, sysfs_root, "bus/dax/devices/%s", name);
+        if (asprintf(&link, "bus/dax/devices/%s", name) < 0) {
+                link = NULL;
+                return -ENOMEM;
+        }
+        /* -EXDEV for a link leaving the root: not a device of this tree. */
+        r = pmem_resolve_in_root(sysfs_root, link, &rel_owned);
         if (r < 0)
                 return r;
-        canon = realpath(link, NULL);
-        if (!canon)
-                return -errno;
-        root_canon = realpath(sysfs_root, NULL);
-        if (!root_canon)
-                return -errno;
-        root_len = strlen(root_canon);
-        if (streq(root_canon, "/"))
-                root_len = 0;
-        if (strncmp(canon, root_canon, root_len) != 0 || canon[root_len] != '/')
-                return -EXDEV;          /* a link leaving the root: not a device of this tree */
-        rel_owned = strdup(canon + root_len + 1);
-        if (!rel_owned)
-                return -ENOMEM;
         rel_dev = rel_owned;
         r = sysfs_path(&abs_dev, sysfs_root, "%s", rel_dev);
         if (r < 0)
                 return r;
 
-        r = read_attr_u64(sysfs_root, rel_dev, "size", 10, &dev.size);
+        r = pmem_read_attr_u64(sysfs_root, rel_dev, "size", 10, &dev.size);
         if (r < 0)
                 return r;
         /* resource is root-only (0400); without it only mappingK can give ranges. */
-        r = read_attr_u64(sysfs_root, rel_dev, "resource", 16, &dev.resource);
+        r = pmem_read_attr_u64(sysfs_root, rel_dev, "resource", 16, &dev.resource);
         if (r == -ENOENT && stat(abs_dev, &st) < 0)
                 return -ENOENT;
         dev.target_node = read_attr_node(sysfs_root, rel_dev, "target_node");
@@ -297,6 +262,8 @@ int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_devic
                 dev.resource = dev.ranges[0].start;
 
         r = read_nd_attribution(sysfs_root, rel_dev, &dev);
+        if (r >= 0)
+                r = pmem_read_cxl_attribution(sysfs_root, rel_dev, &dev);
         if (r < 0)
                 return r;
 
@@ -399,6 +366,23 @@ static int set_string(char **dst, const char *src) {
         return 0;
 }
 
+/* The block is the device's: its names, and the node kmem adds it to. */
+static int attribute_block(struct mem_block *b, const struct pmem_device *dev) {
+        if (set_string(&b->device, dev->name) < 0 ||
+            set_string(&b->namespace_name, dev->namespace_name) < 0 ||
+            set_string(&b->namespace_uuid, dev->namespace_uuid) < 0 ||
+            set_string(&b->cxl_region, dev->cxl_region) < 0 ||
+            set_string(&b->cxl_memdevs, dev->cxl_memdevs) < 0)
+                return -ENOMEM;
+        b->region = dev->region;
+        b->cxl_memdevs_unknown = dev->cxl_memdevs_unknown;
+        if (dev->target_node >= 0 && (b->node == NODE_NONE || b->node_guessed)) {
+                b->node = dev->target_node;
+                b->node_guessed = false;
+        }
+        return 0;
+}
+
 int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, struct block_set *set) {
         _cleanup_free_ struct interval *iv = NULL;
         size_t n = 0, allocated = 0;
@@ -459,15 +443,8 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
                 if (end > hit->end)
                         continue;
 
-                if (set_string(&b->device, hit->dev->name) < 0 ||
-                    set_string(&b->namespace_name, hit->dev->namespace_name) < 0 ||
-                    set_string(&b->namespace_uuid, hit->dev->namespace_uuid) < 0)
+                if (attribute_block(b, hit->dev) < 0)
                         return -ENOMEM;
-                b->region = hit->dev->region;
-                if (hit->dev->target_node >= 0 && (b->node == NODE_NONE || b->node_guessed)) {
-                        b->node = hit->dev->target_node;
-                        b->node_guessed = false;
-                }
                 count++;
         }
         return count;

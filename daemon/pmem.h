@@ -11,6 +11,7 @@
  * around it live in their own files:
  *
  *   pmem-scan.c          reading bus/dax/devices; blocks to devices
+ *   pmem-cxl.c           which CXL region, root decoder and memdevs a device is on
  *   pmem-daxctl-conf.c   daxctl's own configuration (daxctl.conf.d)
  *   pmem-decide.c        whether memonlined converts a device, and --dry-run
  *   pmem-convert.c       devdax -> system-ram through libdaxctl
@@ -49,6 +50,11 @@ struct pmem_device {
         char *namespace_raw_uuid;       /* the namespace's own uuid (`ndctl list` "raw_uuid") */
         int region;                     /* nd region id */
         bool on_pmem_region;            /* the region is an nd_pmem region */
+        /* CXL attribution, NULL when the device is not under a CXL region */
+        char *cxl_region;               /* "region0" */
+        char *cxl_decoder;              /* its root decoder (the CFMWS window), "decoder0.0" */
+        char *cxl_memdevs;              /* "mem0,mem1": the memdev of each interleave position, unique */
+        bool cxl_memdevs_unknown;       /* some position's memdev could not be read */
 };
 
 struct pmem_devices {
@@ -72,7 +78,14 @@ static inline void pmem_devices_clearp(struct pmem_devices *d) {
         pmem_devices_clear(d);
 }
 
-/* "dax3.12" -> 3, 12; strict (no sign, no trailing junk). -EINVAL, -ENOMEM. Outputs may be NULL. */
+/*
+ * Kernel device names, strict: decimal digits only (no sign, no trailing
+ * junk), each number at most INT_MAX; -EINVAL otherwise. Outputs may be NULL.
+ * "region12" with prefix "region" -> 12; "decoder2.0" with "decoder" -> 2, 0.
+ */
+int pmem_name_index(const char *name, const char *prefix, unsigned *ret);
+int pmem_name_pair(const char *name, const char *prefix, unsigned *ret_a, unsigned *ret_b);
+/* "dax3.12" -> 3, 12. */
 int pmem_dax_name_parse(const char *name, unsigned *ret_region, unsigned *ret_id);
 
 /* kmem -> system-ram, device_dax -> devdax, anything else (or NULL) -> unknown. */
@@ -80,3 +93,13 @@ enum pmem_mode pmem_mode_from_driver(const char *driver);
 
 /* Basename of the driver link under an absolute device path; *ret = NULL if unbound. */
 int pmem_read_driver(const char *abs_dev, char **ret);
+
+/* An attribute under a directory relative to the root; empty values count as absent (-ENODATA). */
+int pmem_read_attr(const char *root, const char *dir, const char *attr, char **ret);
+int pmem_read_attr_u64(const char *root, const char *dir, const char *attr, int base, uint64_t *ret);
+
+/*
+ * Where rel (a link, or a path through links) really leads, relative to the
+ * root: -EXDEV when it leaves the root; -ENOENT, -ELOOP, ... as realpath.
+ */
+int pmem_resolve_in_root(const char *sysfs_root, const char *rel, char **ret_rel);

@@ -36,6 +36,8 @@ static void policy_free(struct policy *p) {
                 free(p->devices[i].name);
                 free(p->devices[i].device);
                 free(p->devices[i].namespace_name);
+                free(p->devices[i].cxl_region);
+                free(p->devices[i].cxl_memdev);
         }
         free(p->devices);
         for (size_t i = 0; i < p->n_exclusions; i++)
@@ -448,6 +450,30 @@ static int parse_dax_key(struct parser *ps, const char *key, const char *value, 
         return 0;
 }
 
+/*
+ * A CXL device name as the kernel and the cxl tool spell it, "region0" or
+ * "mem1", or just its number: stored as the kernel's name.
+ */
+static int parse_cxl_name_key(struct parser *ps, const char *key, const char *value, const char *prefix,
+                              char **ret) {
+        const char *num = startswith(value, prefix) ? value + strlen(prefix) : value;
+        unsigned v;
+        char *s;
+        int r;
+
+        r = parse_unsigned(num, &v);
+        if (r == -ERANGE || (r >= 0 && v > INT_MAX))
+                return fail(ps, ps->line, "%s = %s is out of range", key, value);
+        if (r < 0)
+                return fail(ps, ps->line, "%s: expected a CXL %s name like %s0 (or its number), got \"%s\"", key,
+                            streq(prefix, "mem") ? "memdev" : prefix, prefix, value);
+        if (asprintf(&s, "%s%u", prefix, v) < 0)
+                return fail_oom(ps);
+        free(*ret);
+        *ret = s;
+        return 0;
+}
+
 /* ---- sections ---------------------------------------------------------- */
 
 /* A rule section must say something, or it is almost surely a mistake. */
@@ -473,6 +499,12 @@ static int section_finish(struct parser *ps) {
 
                 if (d->zone == ZONE_UNSET && d->convert < 0)
                         return fail(ps, d->line, "[device %s] sets neither zone nor convert", d->name);
+                /* A dax device sits on an nd region or on a CXL region, never both. */
+                if ((d->cxl_region || d->cxl_memdev) && (d->region >= 0 || d->namespace_name || d->pmem_only))
+                        return fail(ps, d->line, "[device %s] matches both a CXL %s and an nd %s: no dax device "
+                                    "is on both", d->name, d->cxl_region ? "region" : "memdev",
+                                    d->region >= 0 ? "region (match_region)" :
+                                    d->namespace_name ? "namespace (match_namespace)" : "pmem region (pmem_only)");
                 break;
         }
         default:
@@ -814,6 +846,10 @@ static int key_device(struct parser *ps, const char *key, const char *value) {
                 d->region = (int) v;
                 return 0;
         }
+        if (strcasecmp(key, "match_cxl_region") == 0)
+                return parse_cxl_name_key(ps, "match_cxl_region", value, "region", &d->cxl_region);
+        if (strcasecmp(key, "match_cxl_memdev") == 0)
+                return parse_cxl_name_key(ps, "match_cxl_memdev", value, "mem", &d->cxl_memdev);
         if (strcasecmp(key, "match_node") == 0)
                 return parse_node_key(ps, "match_node", value, &d->target_node);
         if (strcasecmp(key, "min_size") == 0)

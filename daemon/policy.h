@@ -31,7 +31,7 @@ struct range_rule {
         unsigned line;
 };
 
-/* Matches a dax device (kmem memory) by name, namespace, region or node. */
+/* Matches a dax device (kmem memory) by name, namespace, region, CXL region or memdev, or node. */
 struct device_rule {
         char *name;             /* section name, for logs */
         char *device;           /* "dax0.0"; NULL = any */
@@ -40,6 +40,8 @@ struct device_rule {
         int target_node;        /* -1 = any */
         uint64_t min_size;      /* bytes, 0 = any */
         bool pmem_only;         /* only devices on pmem regions */
+        char *cxl_region;       /* CXL region "region0"; NULL = any */
+        char *cxl_memdev;       /* one of the CXL region's memdevs, "mem0"; NULL = any */
         enum zone zone;
         int convert;            /* -1 unset, 0 no, 1 convert devdax -> system-ram */
         const char *file;       /* as in node_rule */

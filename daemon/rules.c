@@ -57,6 +57,10 @@ static bool device_rule_matches(const struct device_rule *r, const struct memory
                 return false;
         if (r->pmem_only && !id->on_pmem_region)
                 return false;
+        if (r->cxl_region && !(id->cxl_region && streq(r->cxl_region, id->cxl_region)))
+                return false;
+        if (r->cxl_memdev && !strlist_contains(id->cxl_memdevs, r->cxl_memdev))
+                return false;
         return true;
 }
 
@@ -90,6 +94,13 @@ static bool policy_uses_device(const struct policy *p) {
         return p->pmem_zone != ZONE_UNSET && p->pmem_zone != p->default_zone;
 }
 
+bool rules_use_cxl_memdev(const struct policy *p) {
+        for (size_t i = 0; p && i < p->n_devices; i++)
+                if (p->devices[i].cxl_memdev)
+                        return true;
+        return false;
+}
+
 /* Fail safe: why a rule cannot be checked for this memory, or NULL. */
 static const char *undecidable(const struct policy *p, const struct memory_identity *id) {
         if (!node_known(id) && policy_uses_node(p))
@@ -97,6 +108,9 @@ static const char *undecidable(const struct policy *p, const struct memory_ident
                                      : "undecided: node not known (no node link yet) and node rules apply";
         if (id->dax_unknown && !id->dax_device && policy_uses_device(p))
                 return "undecided: dax devices could not all be read and device rules apply";
+        if (id->cxl_memdevs_unknown && rules_use_cxl_memdev(p))
+                return "undecided: the memdevs of its CXL region could not all be read and match_cxl_memdev "
+                       "rules apply";
         return NULL;
 }
 

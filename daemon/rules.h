@@ -31,6 +31,9 @@ struct memory_identity {
         int region;
         uint64_t dax_size;
         bool on_pmem_region;
+        const char *cxl_region;         /* "region0" for a dax device on a CXL region */
+        const char *cxl_memdevs;        /* "mem0,mem1" */
+        bool cxl_memdevs_unknown;       /* the region's memdevs could not all be read */
         bool dax_unknown;               /* the dax devices could not all be read */
         const char *memdev;             /* hotplug device name ("PNP0C80:01", "virtio3"), NULL: boot */
 };
@@ -72,6 +75,12 @@ int rules_decide(const struct policy *p, const struct memory_identity *id, struc
  * not exclude. NULL when none.
  */
 const struct device_rule *rules_match_device(const struct policy *p, const struct memory_identity *id);
+
+/*
+ * Does a rule need the memdevs of a CXL region (match_cxl_memdev)? Then
+ * memory whose memdevs could not all be read is undecided: fail safe.
+ */
+bool rules_use_cxl_memdev(const struct policy *p);
 
 /*
  * The planner's reason for the decision: "excluded", "device rule NAME",

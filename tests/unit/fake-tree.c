@@ -305,8 +305,47 @@ void fake_add_acpi_dimm(const char *root, const char *name, uint64_t first, uint
         }
 }
 
+/* "../" once per component of dir plus one: from a file in dir back up to the root. Static buffer. */
+static const char *up_to_root(const char *dir) {
+        static char buf[512];
+
+        buf[0] = '\0';
+        for (const char *s = dir; *s; s++)
+                if (*s == '/')
+                        strncat(buf, "../", sizeof(buf) - strlen(buf) - 1);
+        strncat(buf, "../", sizeof(buf) - strlen(buf) - 1);
+        return buf;
+}
+
+/* A dev_dax's own files, its driver link and its bus/dax/devices link. */
+static void dax_device_files(const char *root, const char *dev_dir, int region, int id, uint64_t start,
+                             uint64_t size, int target_node, const char *driver) {
+        char rel[512], target[512];
+
+        snprintf(rel, sizeof(rel), "%s/size", dev_dir);
+        fake_write(root, rel, "%llu\n", (unsigned long long) size);
+        snprintf(rel, sizeof(rel), "%s/resource", dev_dir);
+        fake_write(root, rel, "%#llx\n", (unsigned long long) start);
+        snprintf(rel, sizeof(rel), "%s/numa_node", dev_dir);
+        fake_write(root, rel, "%d\n", target_node >= 0 ? target_node : -1);
+        if (target_node >= 0) {
+                snprintf(rel, sizeof(rel), "%s/target_node", dev_dir);
+                fake_write(root, rel, "%d\n", target_node);
+        }
+        if (driver) {
+                fake_mkdir(root, "bus/dax/drivers/kmem");
+                fake_mkdir(root, "bus/dax/drivers/device_dax");
+                snprintf(rel, sizeof(rel), "%s/driver", dev_dir);
+                snprintf(target, sizeof(target), "%sbus/dax/drivers/%s", up_to_root(dev_dir), driver);
+                fake_symlink(root, rel, target);
+        }
+        snprintf(rel, sizeof(rel), "bus/dax/devices/dax%d.%d", region, id);
+        snprintf(target, sizeof(target), "../../../%s", dev_dir);
+        fake_symlink(root, rel, target);
+}
+
 char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
-        char *region_dir, *dev_dir, rel[512], target[512];
+        char *region_dir, *dev_dir, rel[512];
 
         if (d->no_nd) {
                 if (asprintf(&region_dir, "devices/platform/hmem.%d", d->region) < 0)
@@ -340,32 +379,73 @@ char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
                         abort();
         }
 
-        snprintf(rel, sizeof(rel), "%s/size", dev_dir);
-        fake_write(root, rel, "%llu\n", (unsigned long long) d->size);
-        snprintf(rel, sizeof(rel), "%s/resource", dev_dir);
-        fake_write(root, rel, "%#llx\n", (unsigned long long) d->start);
-        snprintf(rel, sizeof(rel), "%s/numa_node", dev_dir);
-        fake_write(root, rel, "%d\n", d->target_node >= 0 ? d->target_node : -1);
-        if (d->target_node >= 0) {
-                snprintf(rel, sizeof(rel), "%s/target_node", dev_dir);
-                fake_write(root, rel, "%d\n", d->target_node);
-        }
-        if (d->driver) {
-                fake_mkdir(root, "bus/dax/drivers/kmem");
-                fake_mkdir(root, "bus/dax/drivers/device_dax");
-                snprintf(rel, sizeof(rel), "%s/driver", dev_dir);
-                /* Relative to the device directory, back up to the root. */
-                target[0] = '\0';
-                for (const char *s = dev_dir; *s; s++)
-                        if (*s == '/')
-                                strncat(target, "../", sizeof(target) - strlen(target) - 1);
-                strncat(target, "../bus/dax/drivers/", sizeof(target) - strlen(target) - 1);
-                strncat(target, d->driver, sizeof(target) - strlen(target) - 1);
-                fake_symlink(root, rel, target);
-        }
-        snprintf(rel, sizeof(rel), "bus/dax/devices/dax%d.%d", d->region, d->id);
-        snprintf(target, sizeof(target), "../../../%s", dev_dir);
-        fake_symlink(root, rel, target);
+        dax_device_files(root, dev_dir, d->region, d->id, d->start, d->size, d->target_node, d->driver);
         free(region_dir);
+        return dev_dir;
+}
+
+/* The endpoint behind memM: port1/endpoint<M+2>, as the 6.12 guest numbers them. */
+static void cxl_memdev_files(const char *root, int memdev, int region) {
+        char ep_dir[256], mem_dir[256], rel[512], target[512];
+        int ep = memdev + 2;
+
+        snprintf(mem_dir, sizeof(mem_dir), "devices/pci0000:0c/0000:0c:00.0/0000:0d:%02x.0/mem%d", memdev, memdev);
+        snprintf(rel, sizeof(rel), "%s/serial", mem_dir);
+        fake_write(root, rel, "%#x\n", memdev);
+        snprintf(rel, sizeof(rel), "bus/cxl/devices/mem%d", memdev);
+        snprintf(target, sizeof(target), "../../../%s", mem_dir);
+        fake_symlink(root, rel, target);
+
+        snprintf(ep_dir, sizeof(ep_dir), "devices/platform/ACPI0017:00/root0/port1/endpoint%d", ep);
+        snprintf(rel, sizeof(rel), "%s/decoder%d.%d/region", ep_dir, ep, region);
+        fake_write(root, rel, "region%d\n", region);
+        snprintf(rel, sizeof(rel), "%s/decoder%d.%d/mode", ep_dir, ep, region);
+        fake_write(root, rel, "ram\n");
+        snprintf(rel, sizeof(rel), "%s/uport", ep_dir);
+        snprintf(target, sizeof(target), "%s%s", up_to_root(ep_dir), mem_dir);
+        fake_symlink(root, rel, target);
+        snprintf(rel, sizeof(rel), "bus/cxl/devices/decoder%d.%d", ep, region);
+        snprintf(target, sizeof(target), "../../../%s/decoder%d.%d", ep_dir, ep, region);
+        fake_symlink(root, rel, target);
+}
+
+char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r) {
+        char region_dir[256], rel[512], target[512];
+        char *dev_dir;
+
+        snprintf(region_dir, sizeof(region_dir), "devices/platform/ACPI0017:00/root0/decoder0.%d/region%d",
+                 r->root_decoder, r->region);
+        snprintf(rel, sizeof(rel), "devices/platform/ACPI0017:00/root0/decoder0.%d/start", r->root_decoder);
+        fake_write(root, rel, "%#llx\n", (unsigned long long) r->start);
+        snprintf(rel, sizeof(rel), "%s/mode", region_dir);
+        fake_write(root, rel, "ram\n");
+        snprintf(rel, sizeof(rel), "%s/resource", region_dir);
+        fake_write(root, rel, "%#llx\n", (unsigned long long) r->start);
+        snprintf(rel, sizeof(rel), "%s/size", region_dir);
+        fake_write(root, rel, "%#llx\n", (unsigned long long) r->size);
+        snprintf(rel, sizeof(rel), "%s/interleave_ways", region_dir);
+        fake_write(root, rel, "%zu\n", r->n_memdevs);
+        snprintf(rel, sizeof(rel), "%s/devtype", region_dir);
+        fake_write(root, rel, "cxl_region\n");
+        for (size_t i = 0; i < r->n_memdevs; i++) {
+                snprintf(rel, sizeof(rel), "%s/target%zu", region_dir, i);
+                fake_write(root, rel, "decoder%d.%d\n", r->memdevs[i] + 2, r->region);
+                cxl_memdev_files(root, r->memdevs[i], r->region);
+        }
+        snprintf(rel, sizeof(rel), "bus/cxl/devices/region%d", r->region);
+        snprintf(target, sizeof(target), "../../../%s", region_dir);
+        fake_symlink(root, rel, target);
+
+        if (asprintf(&dev_dir, "%s/dax_region%d/dax%d.0", region_dir, r->region, r->region) < 0)
+                abort();
+        dax_device_files(root, dev_dir, r->region, 0, r->start, r->size, r->target_node, r->driver);
+        snprintf(rel, sizeof(rel), "%s/mapping0/start", dev_dir);
+        fake_write(root, rel, "%#llx\n", (unsigned long long) r->start);
+        snprintf(rel, sizeof(rel), "%s/mapping0/end", dev_dir);
+        fake_write(root, rel, "%#llx\n", (unsigned long long) (r->start + r->size - 1));
+        if (r->memmap_on_memory >= 0) {
+                snprintf(rel, sizeof(rel), "%s/memmap_on_memory", dev_dir);
+                fake_write(root, rel, "%d\n", r->memmap_on_memory);
+        }
         return dev_dir;
 }

@@ -10,6 +10,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 char *fake_tree_new(void);                      /* mkdtemp; returns the root */
@@ -78,3 +79,26 @@ struct fake_dax {
 };
 /* Returns the device directory relative to root (caller frees), e.g. for mappingK or removal. */
 char *fake_add_dax_device(const char *root, const struct fake_dax *d);
+
+/*
+ * A CXL RAM region as Debian 13's 6.12 kernel lays it out (tests/vm/README.md,
+ * "CXL in the 6.12 guest"):
+ *   devices/platform/ACPI0017:00/root0/decoder0.D/regionR/{mode,resource,size,interleave_ways,targetI}
+ *   .../regionR/dax_regionR/daxR.0/{size,resource,target_node,numa_node,mapping0/,memmap_on_memory,driver}
+ *   devices/platform/ACPI0017:00/root0/port1/endpointE/{uport,decoderE.R/}, E = M + 2 for memM
+ *   devices/pci0000:0c/0000:0c:00.0/0000:0d:MM.0/memM
+ *   bus/dax/devices/daxR.0, bus/cxl/devices/{regionR,decoderE.R,memM}
+ * targetI names position I's endpoint decoder (decoderE.R).
+ */
+struct fake_cxl_region {
+        int region;                     /* regionR, dax_regionR, daxR.0 */
+        int root_decoder;               /* decoder0.D, the CXL window */
+        uint64_t start, size;
+        int target_node;
+        const char *driver;             /* "kmem" (6.12 binds it at once), "device_dax", NULL */
+        const int *memdevs;             /* memM of each interleave position */
+        size_t n_memdevs;
+        int memmap_on_memory;           /* the dax device's attribute: 0, 1, or -1 for none (before 6.8) */
+};
+/* Returns the dax device directory relative to root (caller frees). */
+char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r);

@@ -173,7 +173,9 @@ static void test_shipped_examples(void **state) {
         p = load_ok(state, text);
         assert_int_equal(p->n_nodes, 1);
         assert_int_equal(p->n_ranges, 2);
-        assert_int_equal(p->n_devices, 1);
+        assert_int_equal(p->n_devices, 2);
+        assert_string_equal(p->devices[1].cxl_region, "region0");
+        assert_string_equal(p->devices[1].cxl_memdev, "mem0");
         assert_int_equal(p->n_exclusions, 4);
 }
 
@@ -374,6 +376,39 @@ static void test_bad_numbers(void **state) {
         expect_error(state, "[node 1024]\nzone = skip\n", 1, "out of range");
         expect_error(state, "[node -1]\nzone = skip\n", 1, "expected a NUMA node number");
         expect_error(state, "[exclude]\nblock = memoryX\n", 2, "expected a memory block");
+}
+
+/* [device] rules for CXL regions and memdevs: the kernel's names or their numbers. */
+static void test_device_cxl_keys(void **state) {
+        _cleanup_policy_ struct policy *p = load_ok(state, "[device a]\nmatch_cxl_region = region0\nzone = online_kernel\n"
+                                                           "[device b]\nmatch_cxl_region = 12\n"
+                                                           "match_cxl_memdev = 3\nconvert = yes\n"
+                                                           "[device c]\nmatch_cxl_memdev = mem1\nzone = skip\n");
+
+        assert_int_equal(p->n_devices, 3);
+        assert_string_equal(p->devices[0].cxl_region, "region0");
+        assert_null(p->devices[0].cxl_memdev);
+        assert_string_equal(p->devices[1].cxl_region, "region12");
+        assert_string_equal(p->devices[1].cxl_memdev, "mem3");
+        assert_null(p->devices[2].cxl_region);
+        assert_string_equal(p->devices[2].cxl_memdev, "mem1");
+
+        expect_error(state, "[device d]\nzone = skip\nmatch_cxl_region = region\n", 3,
+                     "match_cxl_region: expected a CXL region name like region0 (or its number), got \"region\"");
+        expect_error(state, "[device d]\nmatch_cxl_region = dax0.0\n", 2, "expected a CXL region name");
+        expect_error(state, "[device d]\nmatch_cxl_region = region-1\n", 2, "expected a CXL region name");
+        expect_error(state, "[device d]\nmatch_cxl_region = region2147483648\n", 2,
+                     "match_cxl_region = region2147483648 is out of range");
+        expect_error(state, "[device d]\nmatch_cxl_memdev = mem0,mem1\n", 2,
+                     "match_cxl_memdev: expected a CXL memdev name like mem0 (or its number), got \"mem0,mem1\"");
+        expect_error(state, "[device d]\nmatch_cxl_memdev = 99999999999999999999\n", 2, "out of range");
+        /* A dax device is on an nd region or a CXL region: a rule asking both matches nothing. */
+        expect_error(state, "[zones]\n[device d]\nmatch_cxl_region = 0\nmatch_region = 0\nzone = skip\n", 2,
+                     "[device d] matches both a CXL region and an nd region (match_region)");
+        expect_error(state, "[device d]\nmatch_cxl_memdev = 0\nmatch_namespace = namespace0.0\nzone = skip\n", 1,
+                     "matches both a CXL memdev and an nd namespace (match_namespace)");
+        expect_error(state, "[device d]\npmem_only = yes\nmatch_cxl_region = 0\nzone = skip\n", 1,
+                     "and an nd pmem region (pmem_only)");
 }
 
 static void test_take_over_auto_online(void **state) {
@@ -863,6 +898,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_shipped_examples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_full_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_device_cxl_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_over_auto_online, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_structure_errors, setup, teardown),

@@ -395,6 +395,49 @@ static void fixture_mixed(struct fixture *f) {
 
 }
 
+/* The same batch with node2's blocks on CXL regions: region0 over mem0 and mem1, region1 on mem1. */
+static void fixture_cxl(struct fixture *f) {
+        fixture_mixed(f);
+        for (size_t i = 5; i < 8; i++) {
+                f->blocks[i].namespace_name = NULL;
+                f->blocks[i].region = -1;
+                f->blocks[i].cxl_region = (char *) (i < 7 ? "region0" : "region1");
+                f->blocks[i].cxl_memdevs = (char *) (i < 7 ? "mem0,mem1" : "mem1");
+        }
+}
+
+static void test_cxl_records(void **state) {
+        struct batch_info info = { .trigger = "udev", .block_size = BS };
+        struct fixture f;
+        struct capture c;
+        struct parsed p[8];
+        size_t n;
+
+        fixture_cxl(&f);
+        capture_open(&c);
+        assert_int_equal(report_batch(&c.r, &info, &f.plan, &f.res), 0);
+        n = parse_output(c.out, p, ELEMENTSOF(p));
+        assert_int_equal(n, 4);
+        assert_field(&p[0], "MEMONLINE_DEVICE", "dax0.0,dax1.0");
+        assert_field(&p[0], "MEMONLINE_CXL_REGION", "region0,region1");
+        /* Each memdev once, over both regions. */
+        assert_field(&p[0], "MEMONLINE_CXL_MEMDEV", "mem0,mem1");
+        assert_null(get(&p[0], "MEMONLINE_NAMESPACE"));
+        assert_null(get(&p[0], "MEMONLINE_REGION"));
+        assert_null(get(&p[1], "MEMONLINE_CXL_REGION"));
+        assert_null(get(&p[1], "MEMONLINE_CXL_MEMDEV"));
+        assert_field(&p[2], "MEMONLINE_CXL_REGION", "region0,region1");
+        assert_field(&p[2], "MEMONLINE_CXL_MEMDEV", "mem0,mem1");
+        /* The failed block memory41 is region0's. */
+        assert_field(&p[3], "MEMONLINE_BLOCK", "memory41");
+        assert_field(&p[3], "MEMONLINE_CXL_REGION", "region0");
+        assert_field(&p[3], "MEMONLINE_CXL_MEMDEV", "mem0,mem1");
+        for (size_t i = 0; i < n; i++)
+                parsed_free(&p[i]);
+        capture_close(&c);
+        fixture_free(&f);
+}
+
 static void test_batch_records(void **state) {
         struct batch_info info = {
                 .trigger = "udev", .first_event_usec = 500000, .cpu_usec = 1234, .prepare_usec = 4321, .block_size = BS,
@@ -648,29 +691,34 @@ static void test_catalog(void **state) {
                 assert_null(strstr(sec + 1, head));
         }
 
-        fixture_mixed(&f);
-        capture_open(&c);
-        assert_int_equal(report_batch(&c.r, &info, &f.plan, &f.res), 0);
-        n = parse_output(c.out, p, ELEMENTSOF(p));
-        assert_int_equal(n, 4);
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *section = NULL;
-                const char *id = get(&p[i], "MESSAGE_ID"), *start, *end;
-                char head[64];
+        for (int variant = 0; variant < 2; variant++) {
+                if (variant == 0)
+                        fixture_mixed(&f);
+                else
+                        fixture_cxl(&f);
+                capture_open(&c);
+                assert_int_equal(report_batch(&c.r, &info, &f.plan, &f.res), 0);
+                n = parse_output(c.out, p, ELEMENTSOF(p));
+                assert_int_equal(n, 4);
+                for (size_t i = 0; i < n; i++) {
+                        _cleanup_free_ char *section = NULL;
+                        const char *id = get(&p[i], "MESSAGE_ID"), *start, *end;
+                        char head[64];
 
-                assert_non_null(id);
-                snprintf(head, sizeof(head), "\n-- %s\n", id);
-                start = strstr(text, head);
-                assert_non_null(start);
-                end = strstr(start + 1, "\n-- ");
-                section = strndup(start, end ? (size_t) (end - start) : strlen(start));
-                for (size_t k = 0; k < p[i].n; k++)
-                        if (startswith(p[i].key[k], "MEMONLINE_") && !strstr(section, p[i].key[k]))
-                                fail_msg("%s is not documented in the catalog entry %s", p[i].key[k], id);
-                parsed_free(&p[i]);
+                        assert_non_null(id);
+                        snprintf(head, sizeof(head), "\n-- %s\n", id);
+                        start = strstr(text, head);
+                        assert_non_null(start);
+                        end = strstr(start + 1, "\n-- ");
+                        section = strndup(start, end ? (size_t) (end - start) : strlen(start));
+                        for (size_t k = 0; k < p[i].n; k++)
+                                if (startswith(p[i].key[k], "MEMONLINE_") && !strstr(section, p[i].key[k]))
+                                        fail_msg("%s is not documented in the catalog entry %s", p[i].key[k], id);
+                        parsed_free(&p[i]);
+                }
+                capture_close(&c);
+                fixture_free(&f);
         }
-        capture_close(&c);
-        fixture_free(&f);
 }
 
 int main(void) {
@@ -685,6 +733,7 @@ int main(void) {
                 cmocka_unit_test(test_zero_duration),
                 cmocka_unit_test(test_zero_blocks),
                 cmocka_unit_test(test_mismatch),
+                cmocka_unit_test(test_cxl_records),
                 cmocka_unit_test(test_catalog),
         };
 

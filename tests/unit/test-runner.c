@@ -461,6 +461,68 @@ static void test_devdax_on_rescan(void **state) {
                                         "libdaxctl acts on only the real /sys"));
 }
 
+/* Two CXL RAM regions of one window on node 2, as cxl create-region leaves them on 6.12 (blocks 1170-1177). */
+static void two_cxl_regions(struct fixture *f) {
+        static const int mem01[] = { 0, 1 }, mem1[] = { 1 };
+        struct fake_cxl_region r0 = {
+                .region = 0, .start = 1170 * BS, .size = 4 * BS, .target_node = 2, .driver = "kmem",
+                .memdevs = mem01, .n_memdevs = 2, .memmap_on_memory = 1,
+        };
+        struct fake_cxl_region r1 = r0;
+
+        r1.region = 1;
+        r1.start = 1174 * BS;
+        r1.memdevs = mem1;
+        r1.n_memdevs = 1;
+        free(fake_add_cxl_region(f->root, &r0));
+        free(fake_add_cxl_region(f->root, &r1));
+        fake_add_blocks(f->root, 1170, 8, 2, "offline", "Movable Normal");
+}
+
+/* A [device] rule by CXL region sends that region kernel while the default is movable; records name both. */
+static void test_cxl_region_rule(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n"
+                                                           "[device expander]\nmatch_cxl_region = region0\n"
+                                                           "zone = online_kernel\n");
+        struct job j = rescan_job(p);
+
+        two_cxl_regions(f);
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        assert_int_equal(j.onlined, 8);
+        for (uint64_t id = 1170; id < 1174; id++)
+                assert_state(f, id, "online_kernel");
+        for (uint64_t id = 1174; id < 1178; id++)
+                assert_state(f, id, "online_movable");
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_CXL_REGION=region0,region1"));
+        assert_non_null(strstr(f->out, "MEMONLINE_CXL_MEMDEV=mem0,mem1"));
+        assert_non_null(strstr(f->out, "MEMONLINE_DEVICE=dax0.0,dax1.0"));
+}
+
+/* --dry-run names the CXL region and memdevs on each block line and each device line. */
+static void test_cxl_dry_run(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n"
+                                                           "[device m0]\nmatch_cxl_memdev = mem0\n"
+                                                           "zone = online_kernel\n");
+        struct job j = rescan_job(p);
+
+        two_cxl_regions(f);
+        f->runner.dry_run = true;
+        f->runner.out = f->out_f;
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "block=memory1170 node=2 zone=online_kernel cpu=4 reason=\"device rule m0\" "
+                                        "writer_node=1 device=dax0.0 cxl_region=region0 cxl_memdev=mem0,mem1\n"));
+        assert_non_null(strstr(f->out, "block=memory1177 node=2 zone=online_movable cpu=4 reason=\"pmem default\" "
+                                        "writer_node=1 device=dax1.0 cxl_region=region1 cxl_memdev=mem1\n"));
+        assert_non_null(strstr(f->out, "device=dax1.0 action=skip zone=online_movable reason=\"not devdax (mode "
+                                        "system-ram)\" namespace=- region=-1 node=2 size=536870912 mode=system-ram "
+                                        "cxl_region=region1 cxl_decoder=decoder0.0 cxl_memdev=mem1\n"));
+        assert_state(f, 1170, "offline");
+}
+
 /* A block whose state cannot be read is reported with a failure record and counted for a retry. */
 static void test_unreadable_block_reported(void **state) {
         struct fixture *f = *state;
@@ -599,6 +661,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unresolved_node_patience, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dax_unreadable_fail_safe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_devdax_on_rescan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cxl_region_rule, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cxl_dry_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_zones_by_device, setup, teardown),
                 cmocka_unit_test(test_zones_by_device_any_cut),

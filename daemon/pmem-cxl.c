@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <limits.h>
+#include "pmem-cxl.h"
+#include "util.h"
+
+/*
+ * The sysfs layout this file relies on (kernel drivers/cxl/core/region.c,
+ * port.c, drivers/dax/cxl.c; read in the 6.12 guest, tests/vm/README.md
+ * "CXL in the 6.12 guest"):
+ *
+ *   bus/dax/devices/daxN.M -> .../ACPI0017:00/rootK/decoderK.D/regionN/dax_regionN/daxN.M
+ *
+ *   .../rootK/decoderK.D          the root decoder: one CXL window (CFMWS)
+ *   .../decoderK.D/regionN        the region; interleave_ways, and targetI
+ *                                 (I < ways): the endpoint decoder name of
+ *                                 position I, e.g. decoder2.0
+ *   bus/cxl/devices/decoderE.F -> .../portP/endpointE/decoderE.F
+ *   .../endpointE/uport        -> .../memM, the memdev (the expander)
+ *
+ * Every name is checked against its kernel pattern and every link must
+ * stay inside the root: a sysfs tree is outside input.
+ */
+
+/* Positions in one region: CXL interleaves at most 16 ways. */
+#define CXL_WAYS_MAX 16
+
+/* The directory part of a relative path, and its last component. */
+static int split_last(const char *rel, char **ret_dir, const char **ret_base) {
+        const char *slash = strrchr(rel, '/');
+        char *dir;
+
+        if (!slash || slash == rel || !slash[1])
+                return -EINVAL;
+        dir = strndup(rel, (size_t) (slash - rel));
+        if (!dir)
+                return -ENOMEM;
+        *ret_dir = dir;
+        *ret_base = slash + 1;
+        return 0;
+}
+
+/*
+ * In the device's path, the component regionN right below a root
+ * decoder decoderK.D right below rootK, with the device further down.
+ * Returns the region's directory (relative) and the two names, or 0 with
+ * nothing set when the device is not under a CXL region.
+ */
+static int find_region(const char *rel_dev, char **ret_rel_region, char **ret_region, char **ret_decoder) {
+        _cleanup_free_ char *copy = strdup(rel_dev), *rel_region = NULL, *region = NULL, *decoder = NULL;
+        char *comp[3] = {}, *p, *next;
+        unsigned root_id, dec_a, dec_b;
+
+        if (!copy)
+                return -ENOMEM;
+        for (p = copy; p; p = next) {
+                next = strchr(p, '/');
+                if (next)
+                        *next++ = '\0';
+                comp[0] = comp[1];
+                comp[1] = comp[2];
+                comp[2] = p;
+                if (!comp[0] || !next || pmem_name_index(comp[2], "region", NULL) < 0 ||
+                    pmem_name_pair(comp[1], "decoder", &dec_a, &dec_b) < 0 ||
+                    pmem_name_index(comp[0], "root", &root_id) < 0 || dec_a != root_id)
+                        continue;
+                rel_region = strndup(rel_dev, (size_t) (comp[2] - copy) + strlen(comp[2]));
+                region = strdup(comp[2]);
+                decoder = strdup(comp[1]);
+                if (!rel_region || !region || !decoder)
+                        return -ENOMEM;
+                *ret_rel_region = TAKE_PTR(rel_region);
+                *ret_region = TAKE_PTR(region);
+                *ret_decoder = TAKE_PTR(decoder);
+                return 1;
+        }
+        return 0;
+}
+
+/*
+ * The memdev behind one endpoint decoder: bus/cxl/devices/decoderE.F
+ * leads to .../endpointE/decoderE.F, whose endpointE/uport leads to
+ * .../memM. -ENOMEM, or another -errno when any step is missing or
+ * leaves the pattern or the root.
+ */
+static int endpoint_memdev(const char *root, const char *decoder, char **ret) {
+        _cleanup_free_ char *link = NULL, *rel_decoder = NULL, *rel_port = NULL, *uport = NULL, *rel_mem = NULL;
+        const char *base, *port_name, *mem_name;
+        unsigned e, f, port_id;
+        int r;
+
+        if (pmem_name_pair(decoder, "decoder", &e, &f) < 0)
+                return -EINVAL;
+        if (asprintf(&link, "bus/cxl/devices/%s", decoder) < 0) {
+                link = NULL;
+                return -ENOMEM;
+        }
+        r = pmem_resolve_in_root(root, link, &rel_decoder);
+        if (r < 0)
+                return r;
+        r = split_last(rel_decoder, &rel_port, &base);
+        if (r < 0)
+                return r;
+        port_name = strrchr(rel_port, '/');
+        port_name = port_name ? port_name + 1 : rel_port;
+        /* The link must name the decoder it claims to, below its own endpoint port. */
+        if (!streq(base, decoder) || pmem_name_index(port_name, "endpoint", &port_id) < 0 || port_id != e)
+                return -EINVAL;
+        if (asprintf(&uport, "%s/uport", rel_port) < 0) {
+                uport = NULL;
+                return -ENOMEM;
+        }
+        r = pmem_resolve_in_root(root, uport, &rel_mem);
+        if (r < 0)
+                return r;
+        mem_name = strrchr(rel_mem, '/');
+        mem_name = mem_name ? mem_name + 1 : rel_mem;
+        if (pmem_name_index(mem_name, "mem", NULL) < 0)
+                return -EINVAL;
+        *ret = strdup(mem_name);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* The memdev of every interleave position; a position that cannot be read makes them unknown. */
+static int read_memdevs(const char *root, const char *rel_region, struct pmem_device *dev) {
+        _cleanup_free_ char *list = NULL;
+        uint64_t ways;
+        bool unknown = false;
+        unsigned n;
+
+        /* Without a sane interleave_ways, read what is there and say the set may be short. */
+        if (pmem_read_attr_u64(root, rel_region, "interleave_ways", 10, &ways) < 0 || ways == 0 ||
+            ways > CXL_WAYS_MAX) {
+                unknown = true;
+                ways = CXL_WAYS_MAX;
+        }
+        n = (unsigned) ways;
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_free_ char *attr = NULL, *decoder = NULL, *memdev = NULL;
+                int r;
+
+                if (asprintf(&attr, "target%u", i) < 0)
+                        return -ENOMEM;
+                r = pmem_read_attr(root, rel_region, attr, &decoder);
+                if (r >= 0)
+                        r = endpoint_memdev(root, decoder, &memdev);
+                if (r >= 0)
+                        r = strlist_add_unique(&list, memdev);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && unknown && i > 0 && (r == -ENOENT || r == -ENODATA))
+                        break;          /* past the last position we could guess */
+                if (r < 0)
+                        unknown = true;
+        }
+        dev->cxl_memdevs = TAKE_PTR(list);
+        dev->cxl_memdevs_unknown = unknown;
+        return 0;
+}
+
+int pmem_read_cxl_attribution(const char *sysfs_root, const char *rel_dev, struct pmem_device *dev) {
+        _cleanup_free_ char *rel_region = NULL, *region = NULL, *decoder = NULL;
+        int r;
+
+        r = find_region(rel_dev, &rel_region, &region, &decoder);
+        if (r <= 0)
+                return r;
+        r = read_memdevs(sysfs_root, rel_region, dev);
+        if (r < 0)
+                return r;
+        dev->cxl_region = TAKE_PTR(region);
+        dev->cxl_decoder = TAKE_PTR(decoder);
+        return 0;
+}

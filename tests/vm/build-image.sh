@@ -38,10 +38,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=bookworm
 SOURCES=${MEMONLINED_VM_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 PACKAGES=(systemd-sysv udev kmod ndctl daxctl qemu-guest-agent util-linux
-          procps jq libiniparser1 libsmartcols1 libnuma1 libndctl6 libdaxctl1 libsystemd0
+          procps jq libsmartcols1 libnuma1 libndctl6 libdaxctl1 libsystemd0
           libudev1 numactl)
+# libiniparser changed soname: .so.1 in bookworm, .so.4 in trixie.
+BOOKWORM_PACKAGES=(libiniparser1)
 # trixie adds its own kernel and the CXL tools.
-TRIXIE_PACKAGES=(linux-image-amd64 initramfs-tools zstd cxl libcxl1)
+TRIXIE_PACKAGES=(libiniparser4 linux-image-amd64 initramfs-tools zstd cxl libcxl1)
 # Its initrd holds only what finds the root disk: with MODULES=most udev
 # spent 13 s of each TCG boot loading modules in the initramfs.
 TRIXIE_INITRD_HOOK='echo MODULES=list > "$1/etc/initramfs-tools/conf.d/memonlined-vm.conf" &&
@@ -82,7 +84,7 @@ while [ $# -gt 0 ]; do
 done
 
 case "$SUITE" in
-bookworm) TAG= ; : "${SIZE:=2G}" ;;
+bookworm) TAG= ; : "${SIZE:=2G}"; PACKAGES+=("${BOOKWORM_PACKAGES[@]}") ;;
 trixie) TAG=-trixie; : "${SIZE:=3G}"; PACKAGES+=("${TRIXIE_PACKAGES[@]}")
         HOOKS=(--customize-hook="$TRIXIE_INITRD_HOOK") ;;
 *) die "unknown suite $SUITE (bookworm or trixie)" ;;

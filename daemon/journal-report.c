@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <inttypes.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <time.h>
 #include <systemd/sd-id128.h>
@@ -250,12 +249,6 @@ static int parse_argv(struct options *o, int argc, char **argv_in) {
         }
         r = check_options(o);
         return r < 0 ? r : 1;
-}
-
-static bool locale_is_utf8(void) {
-        const char *cs = nl_langinfo(CODESET);
-
-        return cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
 }
 
 static void log_read_error(const struct jr_query *q, const char *what, int r) {

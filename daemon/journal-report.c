@@ -221,14 +221,11 @@ static int check_options(struct options *o) {
 
 /* 1: go on; 0: done (help); < 0: usage error already printed. */
 static int parse_argv(struct options *o, int argc, char **argv_in) {
-        /* getopt names argv[0] in its messages: the subcommand as the user typed it */
-        _cleanup_free_ char **argv = calloc(argc + 1, sizeof(char *));
+        _cleanup_free_ char **argv = argv_named(argc, argv_in, "memonlined report");
         int opt, r;
 
         if (!argv)
                 return -ENOMEM;
-        memcpy(argv, argv_in, argc * sizeof(char *));
-        argv[0] = (char *) "memonlined report";
         optind = 0;     /* full getopt reset: main() may have parsed its own options */
         while ((opt = getopt_long(argc, argv, "+hD:S:U:b::o:Jrn", long_options, NULL)) >= 0) {
                 if (opt == 'h') {

@@ -118,9 +118,13 @@ int table_columns_parse(const struct table_column *cols, size_t n_cols, const un
 }
 
 void table_columns_help(FILE *out, const char *title, const struct table_column *cols, size_t n) {
+        int width = 8;
+
+        for (size_t i = 0; i < n; i++)
+                width = MAX(width, (int) strlen(cols[i].name));
         fprintf(out, "\n%s:\n", title);
         for (size_t i = 0; i < n; i++)
-                fprintf(out, "  %-12s %s\n", cols[i].name, cols[i].help);
+                fprintf(out, "  %-*s  %s\n", width, cols[i].name, cols[i].help);
 }
 
 char *table_text_cell(const struct table_style *s, const char *text) {

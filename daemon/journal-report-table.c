@@ -22,24 +22,24 @@ enum {
 };
 
 static const struct table_column batch_columns[_BC_MAX] = {
-        [BC_TIME]    = { "TIME",    19, 0,               COL_STRING, "when the batch ended, local time" },
-        [BC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC,  COL_STRING, "host name (machines that share one: NAME/MACHINE)" },
-        [BC_MACHINE] = { "MACHINE", 32, 0,               COL_STRING, "machine ID" },
-        [BC_BOOT]    = { "BOOT",    32, 0,               COL_STRING, "boot ID" },
-        [BC_PID]     = { "PID",      5, SCOLS_FL_RIGHT,  COL_NUMBER, "daemon process ID" },
-        [BC_BATCH]   = { "BATCH",    5, SCOLS_FL_RIGHT,  COL_NUMBER, "batch number (restarts with the daemon)" },
-        [BC_TRIGGER] = { "TRIGGER",  7, SCOLS_FL_TRUNC,  COL_STRING, "dax device(s), or udev, coldplug, rescan, once" },
-        [BC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT,  COL_NUMBER, "memory blocks onlined" },
-        [BC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT,  COL_SIZE,   "memory onlined" },
-        [BC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT,  COL_NUMBER, "wall time, seconds" },
-        [BC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT,  COL_NUMBER, "GiB onlined per second" },
-        [BC_P50]     = { "P50",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "median time to online a block, microseconds" },
-        [BC_P99]     = { "P99",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "99th percentile time per block, microseconds" },
-        [BC_MAX]     = { "MAX",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "slowest block, microseconds" },
-        [BC_FAILED]  = { "FAILED",   6, SCOLS_FL_RIGHT,  COL_NUMBER, "blocks that failed" },
-        [BC_SKIPPED] = { "SKIPPED",  7, SCOLS_FL_RIGHT,  COL_NUMBER, "blocks the policy skipped" },
-        [BC_NODES]   = { "NODES",    5, SCOLS_FL_RIGHT,  COL_STRING, "node groups in the batch" },
-        [BC_CPU]     = { "CPU",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "CPU time of the writers, microseconds" },
+        [BC_TIME]    = { "TIME",    19, 0,               COL_STRING, "when the batch ended, local time", NULL },
+        [BC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC,  COL_STRING, "host name (machines that share one: NAME/MACHINE)", NULL },
+        [BC_MACHINE] = { "MACHINE", 32, 0,               COL_STRING, "machine ID", NULL },
+        [BC_BOOT]    = { "BOOT",    32, 0,               COL_STRING, "boot ID", NULL },
+        [BC_PID]     = { "PID",      5, SCOLS_FL_RIGHT,  COL_NUMBER, "daemon process ID", NULL },
+        [BC_BATCH]   = { "BATCH",    5, SCOLS_FL_RIGHT,  COL_NUMBER, "batch number (restarts with the daemon)", NULL },
+        [BC_TRIGGER] = { "TRIGGER",  7, SCOLS_FL_TRUNC,  COL_STRING, "dax device(s), or udev, coldplug, rescan, once", NULL },
+        [BC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT,  COL_NUMBER, "memory blocks onlined", NULL },
+        [BC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT,  COL_SIZE,   "memory onlined", NULL },
+        [BC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT,  COL_NUMBER, "wall time, seconds", NULL },
+        [BC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT,  COL_NUMBER, "GiB onlined per second", NULL },
+        [BC_P50]     = { "P50",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "median time to online a block, microseconds", NULL },
+        [BC_P99]     = { "P99",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "99th percentile time per block, microseconds", NULL },
+        [BC_MAX]     = { "MAX",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "slowest block, microseconds", NULL },
+        [BC_FAILED]  = { "FAILED",   6, SCOLS_FL_RIGHT,  COL_NUMBER, "blocks that failed", NULL },
+        [BC_SKIPPED] = { "SKIPPED",  7, SCOLS_FL_RIGHT,  COL_NUMBER, "blocks the policy skipped", NULL },
+        [BC_NODES]   = { "NODES",    5, SCOLS_FL_RIGHT,  COL_STRING, "node groups in the batch", NULL },
+        [BC_CPU]     = { "CPU",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "CPU time of the writers, microseconds", NULL },
 };
 
 enum {
@@ -48,16 +48,16 @@ enum {
 };
 
 static const struct table_column failure_columns[_FC_MAX] = {
-        [FC_TIME]     = { "TIME",     19, 0,              COL_STRING, "when the block failed, local time" },
-        [FC_HOST]     = { "HOST",      8, SCOLS_FL_TRUNC, COL_STRING, "host name" },
-        [FC_MACHINE]  = { "MACHINE",  32, 0,              COL_STRING, "machine ID" },
-        [FC_BATCH]    = { "BATCH",     5, SCOLS_FL_RIGHT, COL_NUMBER, "batch number" },
-        [FC_BLOCK]    = { "BLOCK",    11, 0,              COL_STRING, "memory block" },
-        [FC_NODE]     = { "NODE",      4, SCOLS_FL_RIGHT, COL_NUMBER, "NUMA node (-1: unknown)" },
-        [FC_ERRNO]    = { "ERRNO",     6, 0,              COL_STRING, "error name" },
-        [FC_ERRNUM]   = { "ERRNUM",    3, SCOLS_FL_RIGHT, COL_NUMBER, "error number" },
-        [FC_ATTEMPTS] = { "ATTEMPTS",  8, SCOLS_FL_RIGHT, COL_NUMBER, "writes tried" },
-        [FC_MESSAGE]  = { "MESSAGE",  20, SCOLS_FL_TRUNC, COL_STRING, "the record's message" },
+        [FC_TIME]     = { "TIME",     19, 0,              COL_STRING, "when the block failed, local time", NULL },
+        [FC_HOST]     = { "HOST",      8, SCOLS_FL_TRUNC, COL_STRING, "host name", NULL },
+        [FC_MACHINE]  = { "MACHINE",  32, 0,              COL_STRING, "machine ID", NULL },
+        [FC_BATCH]    = { "BATCH",     5, SCOLS_FL_RIGHT, COL_NUMBER, "batch number", NULL },
+        [FC_BLOCK]    = { "BLOCK",    11, 0,              COL_STRING, "memory block", NULL },
+        [FC_NODE]     = { "NODE",      4, SCOLS_FL_RIGHT, COL_NUMBER, "NUMA node (-1: unknown)", NULL },
+        [FC_ERRNO]    = { "ERRNO",     6, 0,              COL_STRING, "error name", NULL },
+        [FC_ERRNUM]   = { "ERRNUM",    3, SCOLS_FL_RIGHT, COL_NUMBER, "error number", NULL },
+        [FC_ATTEMPTS] = { "ATTEMPTS",  8, SCOLS_FL_RIGHT, COL_NUMBER, "writes tried", NULL },
+        [FC_MESSAGE]  = { "MESSAGE",  20, SCOLS_FL_TRUNC, COL_STRING, "the record's message", NULL },
 };
 
 static const unsigned batch_defaults[] = { BC_TIME, BC_HOST, BC_TRIGGER, BC_BLOCKS, BC_SIZE, BC_WALL, BC_RATE, BC_P99,
@@ -303,14 +303,14 @@ static struct libscols_table *failure_table(const struct jr_view *v, size_t *ret
 enum { NC_HOST, NC_NODE, NC_BATCHES, NC_BLOCKS, NC_SIZE, NC_WALL, NC_RATE, NC_BAR, _NC_MAX };
 
 static const struct table_column node_columns[_NC_MAX] = {
-        [NC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, COL_STRING },
-        [NC_NODE]    = { "NODE",     4, SCOLS_FL_RIGHT, COL_NUMBER },
-        [NC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, COL_NUMBER },
-        [NC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, COL_NUMBER },
-        [NC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, COL_SIZE },
-        [NC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT, COL_NUMBER },
-        [NC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT, COL_NUMBER },
-        [NC_BAR]     = { "",   BAR_WIDTH, 0,            COL_STRING },
+        [NC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, COL_STRING, NULL, NULL },
+        [NC_NODE]    = { "NODE",     4, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, COL_SIZE, NULL, NULL },
+        [NC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_BAR]     = { "",   BAR_WIDTH, 0,            COL_STRING, NULL, NULL },
 };
 
 struct node_row {
@@ -388,13 +388,13 @@ static int node_table(const struct jr_view *v, bool show_host, struct libscols_t
 enum { HC_HOST, HC_MACHINE, HC_BATCHES, HC_BLOCKS, HC_SIZE, HC_MEDIAN, HC_SLOWEST, _HC_MAX };
 
 static const struct table_column host_columns[_HC_MAX] = {
-        [HC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, COL_STRING },
-        [HC_MACHINE] = { "MACHINE", 32, 0,              COL_STRING },
-        [HC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, COL_NUMBER },
-        [HC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, COL_NUMBER },
-        [HC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, COL_SIZE },
-        [HC_MEDIAN]  = { "MEDIAN-RATE", 5, SCOLS_FL_RIGHT, COL_STRING },
-        [HC_SLOWEST] = { "SLOWEST",  7, 0,              COL_STRING },
+        [HC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, COL_STRING, NULL, NULL },
+        [HC_MACHINE] = { "MACHINE", 32, 0,              COL_STRING, NULL, NULL },
+        [HC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [HC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [HC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, COL_SIZE, NULL, NULL },
+        [HC_MEDIAN]  = { "MEDIAN-RATE", 5, SCOLS_FL_RIGHT, COL_STRING, NULL, NULL },
+        [HC_SLOWEST] = { "SLOWEST",  7, 0,              COL_STRING, NULL, NULL },
 };
 
 struct host_row {
@@ -461,16 +461,16 @@ static int host_table(const struct jr_view *v, struct libscols_table **ret) {
 enum { DC_TIME, DC_HOST, DC_DEVICE, DC_NAMESPACE, DC_REGION, DC_BLOCKS, DC_SIZE, DC_BIND, DC_ONLINE, DC_TOTAL, _DC_MAX };
 
 static const struct table_column device_columns[_DC_MAX] = {
-        [DC_TIME]      = { "TIME",     19, 0,              COL_STRING },
-        [DC_HOST]      = { "HOST",      8, SCOLS_FL_TRUNC, COL_STRING },
-        [DC_DEVICE]    = { "DEVICE",    7, 0,              COL_STRING },
-        [DC_NAMESPACE] = { "NAMESPACE", 9, 0,              COL_STRING },
-        [DC_REGION]    = { "REGION",    7, 0,              COL_STRING },
-        [DC_BLOCKS]    = { "BLOCKS",    6, SCOLS_FL_RIGHT, COL_NUMBER },
-        [DC_SIZE]      = { "SIZE",      5, SCOLS_FL_RIGHT, COL_SIZE },
-        [DC_BIND]      = { "BIND",      6, SCOLS_FL_RIGHT, COL_NUMBER },
-        [DC_ONLINE]    = { "ONLINE",    6, SCOLS_FL_RIGHT, COL_NUMBER },
-        [DC_TOTAL]     = { "TOTAL",     6, SCOLS_FL_RIGHT, COL_NUMBER },
+        [DC_TIME]      = { "TIME",     19, 0,              COL_STRING, NULL, NULL },
+        [DC_HOST]      = { "HOST",      8, SCOLS_FL_TRUNC, COL_STRING, NULL, NULL },
+        [DC_DEVICE]    = { "DEVICE",    7, 0,              COL_STRING, NULL, NULL },
+        [DC_NAMESPACE] = { "NAMESPACE", 9, 0,              COL_STRING, NULL, NULL },
+        [DC_REGION]    = { "REGION",    7, 0,              COL_STRING, NULL, NULL },
+        [DC_BLOCKS]    = { "BLOCKS",    6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [DC_SIZE]      = { "SIZE",      5, SCOLS_FL_RIGHT, COL_SIZE, NULL, NULL },
+        [DC_BIND]      = { "BIND",      6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [DC_ONLINE]    = { "ONLINE",    6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [DC_TOTAL]     = { "TOTAL",     6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
 };
 
 struct device_row {

@@ -258,7 +258,7 @@ static void test_interleaved_cpus(void **state) {
         static const char *const left[] = { "CPUS", "WRITER-CPUS", NULL };
         static const char *const right[] = { "NODE", "ONLINE", "OFFLINE", "NORMAL", "MOVABLE", "OFFLINE-SIZE",
                                              "WRITER", NULL };
-        _cleanup_free_ char *out = NULL, *v = NULL, *conf = NULL, *row = NULL;
+        _cleanup_free_ char *out = NULL, *conf = NULL, *row = NULL;
         char *root = interleaved_machine();
 
         assert_int_equal(STATUS(root, &out, "--no-color"), 0);
@@ -351,7 +351,7 @@ static char *device_machine(void) {
 static void test_devices(void **state) {
         static const char *const left[] = { "DEVICE", "KIND", "NODES", "ZONES", "REMOVABLE", NULL };
         static const char *const right[] = { "ONLINE", "OFFLINE", "SIZE", NULL };
-        _cleanup_free_ char *out = NULL, *v = NULL, *row = NULL;
+        _cleanup_free_ char *out = NULL, *row = NULL;
         char *root = device_machine();
 
         assert_int_equal(STATUS(root, &out, "-J"), 0);
@@ -509,7 +509,7 @@ static void test_batch_parse(void **state) {
 }
 
 static void test_batch(void **state) {
-        _cleanup_free_ char *out = NULL, *v = NULL, *dir = NULL, *line = NULL, *big = NULL, *fifo = NULL;
+        _cleanup_free_ char *out = NULL, *dir = NULL, *line = NULL, *big = NULL, *fifo = NULL;
         char *root = status_machine();
 
         assert_true(asprintf(&dir, "%s/run", root) > 0);
@@ -587,7 +587,7 @@ static void test_batch(void **state) {
 /* ---- options, colour, hostile names ----------------------------------------------------- */
 
 static void test_options(void **state) {
-        _cleanup_free_ char *out = NULL, *v = NULL;
+        _cleanup_free_ char *out = NULL;
         char *root = device_machine();
 
         /* -o per table; names are case-insensitive; --tables keeps only those */

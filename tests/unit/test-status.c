@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <inttypes.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "fake-tree.h"
 #include "status.h"
 #include "status-read.h"
@@ -50,6 +52,38 @@ static const char *empty_config(const char *root) {
         fake_write(root, "empty.conf", "%s", "");
         snprintf(path, sizeof(path), "%s/empty.conf", root);
         return path;
+}
+
+/* Run status with stdout on a terminal (a pty); what it wrote in *ret_out, the exit status returned. */
+static int run_status_tty(const char *root, char **ret_out, const char *arg) {
+        char *argv[] = { (char *) "status", (char *) "--no-daemon", (char *) "--config", NULL,
+                         (char *) "--rules-dir", (char *) root, (char *) arg, NULL };
+        char config[4096], buf[65536];
+        int master, slave, r, argc = arg ? 7 : 6;
+        size_t len = 0;
+        ssize_t n;
+        FILE *out;
+
+        snprintf(config, sizeof(config), "%s/empty.conf", root);
+        fake_write(root, "empty.conf", "%s", "");
+        argv[3] = config;
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        assert_true(master >= 0);
+        assert_int_equal(grantpt(master), 0);
+        assert_int_equal(unlockpt(master), 0);
+        slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        assert_true(slave >= 0);
+        out = fdopen(slave, "w");
+        assert_non_null(out);
+        r = status_main(argc, argv, root, out);
+        fclose(out);
+        /* the output is far below what the pty holds; EIO once it is drained and the other side closed */
+        while (len < sizeof(buf) - 1 && (n = read(master, buf + len, sizeof(buf) - 1 - len)) > 0)
+                len += (size_t) n;
+        close(master);
+        buf[len] = '\0';
+        *ret_out = strdup(buf);
+        return r;
 }
 
 /* status with the arguments every test wants: no bus, the default policy, no udev rules of the host. */
@@ -664,7 +698,33 @@ static void test_colors(void **state) {
         setenv("SYSTEMD_COLORS", "0", 1);
         assert_int_equal(STATUS(root, &out, "-b"), 0);
         assert_null(strchr(out, '\033'));
+        free(out);
         unsetenv("SYSTEMD_COLORS");
+
+        /* not a terminal: no colour */
+        assert_int_equal(STATUS(root, &out, "-b"), 0);
+        assert_null(strchr(out, '\033'));
+        free(out);
+        /* a terminal: colour, unless NO_COLOR, TERM=dumb or --no-color */
+        setenv("TERM", "xterm", 1);
+        assert_int_equal(run_status_tty(root, &out, NULL), 0);
+        assert_non_null(strstr(out, "\033[1mMemory blocks per node"));
+        free(out);
+        assert_int_equal(run_status_tty(root, &out, "--no-color"), 0);
+        assert_non_null(strstr(out, "Memory blocks per node"));
+        assert_null(strchr(out, '\033'));
+        free(out);
+        setenv("NO_COLOR", "1", 1);
+        assert_int_equal(run_status_tty(root, &out, NULL), 0);
+        assert_non_null(strstr(out, "Memory blocks per node"));
+        assert_null(strchr(out, '\033'));
+        free(out);
+        unsetenv("NO_COLOR");
+        setenv("TERM", "dumb", 1);
+        assert_int_equal(run_status_tty(root, &out, NULL), 0);
+        assert_non_null(strstr(out, "Memory blocks per node"));
+        assert_null(strchr(out, '\033'));
+        unsetenv("TERM");
         fake_tree_free(root);
 }
 

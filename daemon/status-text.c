@@ -212,7 +212,7 @@ int status_print_text(FILE *out, const struct status_view *v, const struct statu
         print_conflicts(out, st, s);
         if (s->policy_warning) {
                 print_title(out, st, false, "Policy: ");
-                print_escaped(out, st, s->policy_warning);
+                fputs(s->policy_warning, out);          /* policy_load() escaped what came from the file */
                 fputc('\n', out);
         }
         fputc('\n', out);

@@ -63,10 +63,11 @@ static int load_policy(const char *path, bool explicit, struct policy **ret, cha
                 return r;
         if (r == -ENOENT && !explicit)
                 return policy_new_default(ret);
+        /* policy_load() escaped the file name and reason: they are safe to print */
         if (err.line > 0)
                 r = asprintf(ret_warning, "%s:%u: %s (using built-in defaults)", err.file, err.line, err.reason);
         else
-                r = asprintf(ret_warning, "%s: %s (using built-in defaults)", path,
+                r = asprintf(ret_warning, "%s: %s (using built-in defaults)", err.file[0] ? err.file : path,
                              err.reason[0] ? err.reason : strerror(-r));
         if (r < 0) {
                 *ret_warning = NULL;
@@ -309,7 +310,7 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
                 status_error("cannot write output: %s", strerror(r < 0 ? -r : errno ?: EIO));
                 return STATUS_EXIT_FAILURE;
         }
-        /* In --raw and --json the warning would be lost in the output or break it: say it here too. */
+        /* With --raw, --json or --tables the output has no place for the warning: say it here. */
         if (refused > 0 && (o.raw || o.json || o.only_tables))
                 status_error("%s", s.policy_warning);
         return exit_status(&o, refused > 0, &m, &s);

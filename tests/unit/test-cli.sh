@@ -188,6 +188,16 @@ check "status: an unknown column exits 2" test $? -eq 2
 out=$(status --config "$T/bad.conf" 2>"$T/err")
 check "status: a refused policy file exits 3" test $? -eq 3
 check "status: and names FILE:LINE" grep -q "^Policy: $T/bad.conf:4: " <<<"$out"
+printf '[daemon]\nworkers = \033]0;owned\007\n' > "$T/evil.conf"
+status --config "$T/evil.conf" -J >/dev/null 2>"$T/err"
+check "status -J: a refused policy file exits 3" test $? -eq 3
+check "status -J: says why on stderr" grep -q "^memonlined status: $T/evil.conf:2: " "$T/err"
+check "status -J: the warning is escaped" grep -qF '\x1b]0;owned\x07' "$T/err"
+check "status -J: no terminal escape on stderr" test "$(tr -d -c '\033' < "$T/err" | wc -c)" -eq 0
+out=$(status --config "$T/evil.conf" 2>&1)
+check "status: the refused file's text is escaped once under Policy:" \
+        grep -qF 'got "\x1b]0;owned\x07" (using built-in defaults)' <<<"$out"
+check "status: no terminal escape in the text" test "$(tr -d -c '\033' <<<"$out" | wc -c)" -eq 0
 mkdir -p "$T/run"
 head -c 5000 /dev/zero | tr '\0' A > "$T/run/progress"
 status --config "$T/empty.conf" >/dev/null 2>&1

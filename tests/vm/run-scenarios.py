@@ -26,17 +26,12 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vm import VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR  # noqa: E402
+from vm import VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR, MESSAGE_IDS  # noqa: E402
 from faults import FaultScenarios  # noqa: E402
 from zones import ZoneScenarios  # noqa: E402
 
-TAKEOVER_ID = "8216f73b38044dc69bcef47433573c8f"
-ID = {
-    "batch": "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6",
-    "node": "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7",
-    "failure": "8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8",
-    "device": "9d4f5e6b7a8240d1c2e3f4a5b6c7d8e9",
-}
+TAKEOVER_ID = MESSAGE_IDS["AUTO_ONLINE"]
+ID = {k: MESSAGE_IDS[k.upper()] for k in ("batch", "node", "failure", "device")}
 CONF = "/etc/memonlined.conf"
 AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
 # Where the daemon keeps the auto_online_blocks value it took over.

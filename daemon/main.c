@@ -137,6 +137,7 @@ static int single_pass(struct context *c) {
         };
         _cleanup_policy_ struct policy *p = NULL;
         struct job j = { .trigger = "once" };
+        struct progress_bar bar;
         size_t undone;
         int r;
 
@@ -146,7 +147,14 @@ static int single_pass(struct context *c) {
         j.policy = p;
         if (!c->dry_run)
                 warn_conflicts(c);
+        /* A long pass on a terminal shows how far it got; a failed start only costs the bar. */
+        if (!c->dry_run && progress_bar_start(&bar, stderr) > 0)
+                c->runner_ctx.progress = &bar.progress;
         r = runner_process(&c->runner_ctx, &j);
+        if (c->runner_ctx.progress) {
+                progress_bar_stop(&bar);
+                c->runner_ctx.progress = NULL;
+        }
         if (r < 0)
                 return EXIT_FAILURE;
         if (c->dry_run)

@@ -68,6 +68,13 @@ for b in 64 65 66 67; do
         [ "$(cat "$T/sys/devices/system/memory/memory$b/state")" = online_kernel ] || allok=no
 done
 check "once writes each block's zone per policy" test $allok = yes
+check "once draws no progress bar when stderr is not a terminal" test "$(grep -c $'\r' "$T/err")" -eq 0
+
+# On a terminal (script(1), from util-linux, gives it one), the bar ends the pass on its own line.
+new_tree
+TERM=xterm script -qec "\"$MEMONLINED\" --sysfs-root \"$T/sys\" --config \"$T/good.conf\" --once \
+        --log-target console >/dev/null" /dev/null >"$T/tty" 2>&1
+check "once on a terminal draws the progress bar, to the last block" grep -q '\[####################\] onlining' "$T/tty"
 check "boot blocks untouched" test "$(cat "$T/sys/devices/system/memory/memory3/state")" = online
 batch=$(grep 'MESSAGE_ID=6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6' <<<"$out")
 check "one batch record" test "$(grep -c . <<<"$batch")" -eq 1

@@ -331,8 +331,8 @@ static void report_unreadable_block(struct runner *c, struct job *j, const struc
         j->unreadable++;
         r = report_unreadable(c->reporter, id, tb ? tb->node : NODE_NONE, error, c->reporter->batch_seq);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: cannot read its state: %s",
-                           (unsigned long long) id, strerror(-error));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, error, "memory%llu: cannot read its state: %m",
+                                 (unsigned long long) id);
 }
 
 static int collect_blocks(struct runner *c, struct job *j, const struct topology *t, struct block_set *set) {
@@ -366,9 +366,8 @@ static void warn_pin_failure(struct runner *c, const struct online_result *res) 
         if (!res->pin_failed || c->reporter->pin_warned)
                 return;
         c->reporter->pin_warned = true;
-        report_log(c->reporter, LOG_WARNING, NULL,
-                   "cannot pin a worker to CPU %d: %s; carrying on unpinned", res->pin_cpu,
-                   strerror(res->pin_errno > 0 ? res->pin_errno : -res->pin_errno));
+        report_log_errno(c->reporter, LOG_WARNING, NULL, res->pin_errno,
+                         "cannot pin a worker to CPU %d: %m; carrying on unpinned", res->pin_cpu);
 }
 
 /* When a pass started, for the batch record's preparation time and CPU, and its phases. */
@@ -445,8 +444,9 @@ static void report_undecided_blocks(struct runner *c, struct job *j, const struc
                 j->undecided++;
                 r = report_undecided(c->reporter, it, c->reporter->batch_seq);
                 if (r < 0)
-                        report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: left offline (%s); no record: %s",
-                                   (unsigned long long) it->block->id, it->reason, strerror(-r));
+                        report_log_errno(c->reporter, LOG_WARNING, NULL, r,
+                                         "memory%llu: left offline (%s); no record: %m",
+                                         (unsigned long long) it->block->id, it->reason);
         }
 }
 
@@ -512,10 +512,8 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
         int r, r_held = 0;
 
         r = plan_build(set, t, j->policy, &plan);
-        if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "planning %zu blocks failed: %s", set->n, strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, r, "planning %zu blocks failed: %m", set->n);
         if (c->dry_run) {
                 plan_print(plan, c->out);
                 fflush(c->out);
@@ -542,18 +540,14 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
         pass_mark(clock, PHASE_PLAN);
         job_progress_plan(c->progress, plan->n_items, t->block_size);
         r = online_write(&req, &res);
-        if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "onlining %zu blocks failed: %s", plan->n_items,
-                           strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, r, "onlining %zu blocks failed: %m", plan->n_items);
 
         if (may_hold) {
                 /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
                 r_held = keep_held(c, res);
                 if (r_held < 0)
-                        report_log(c->reporter, LOG_ERR, NULL, "cannot keep the held blocks: %s",
-                                   strerror(-r_held));
+                        report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
         }
         warn_pin_failure(c, res);
         report_fallbacks(c, res);
@@ -574,7 +568,7 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
         };
         r = report_batch(c->reporter, &info, plan, res);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot write the batch record: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot write the batch record: %m");
 
         for (size_t i = 0; i < res->n_blocks; i++) {
                 const struct block_result *b = &res->blocks[i];
@@ -612,13 +606,12 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
         if (r >= 0 && devs->n_unreadable == 0)
                 return;
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot attribute blocks to dax devices: %s",
-                           strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot attribute blocks to dax devices: %m");
         else
-                report_log(c->reporter, LOG_WARNING, NULL,
-                           "cannot read %zu dax device%s (%s: %s): blocks no other device claims count as of an "
-                           "unknown device", devs->n_unreadable, devs->n_unreadable == 1 ? "" : "s",
-                           devs->unreadable_name, strerror(-devs->unreadable_error));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, devs->unreadable_error,
+                                 "cannot read %zu dax device%s (%s: %m): blocks no other device claims count as of "
+                                 "an unknown device", devs->n_unreadable, devs->n_unreadable == 1 ? "" : "s",
+                                 devs->unreadable_name);
         for (size_t i = 0; i < set->n; i++)
                 if (r < 0 || !set->blocks[i].device)
                         set->blocks[i].attribution_unknown = true;
@@ -711,7 +704,7 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
         if (r >= 0)
                 r = memdev_set_seal(&s);
         if (r < 0) {
-                report_log(c->reporter, LOG_DEBUG, NULL, "memory devices unknown: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "memory devices unknown: %m");
                 return;
         }
         topology_set_devices(t, &s, &fw);
@@ -735,8 +728,8 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         if (r >= 0)
                 r = pmem_scan(c->sysfs_root, &after);
         if (r == -ENOMEM || !t) {
-                report_log(c->reporter, LOG_WARNING, NULL, "%s: converted, but rescanning failed: %s; "
-                           "its blocks come online with their add events", dev->name, strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "%s: converted, but rescanning failed: %m; "
+                                 "its blocks come online with their add events", dev->name);
                 j->dax_failed++;
                 pmem_devices_clear(&after);
                 return;
@@ -801,8 +794,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                 return;
         r = pmem_scan(c->sysfs_root, &devs);
         if (r < 0) {
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot scan dax devices: %s; trying again later",
-                           strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot scan dax devices: %m; trying again later");
                 j->dax_failed++;
                 return;
         }
@@ -909,7 +901,7 @@ int runner_process(struct runner *c, struct job *j) {
         pass_mark(&clock, PHASE_TOPOLOGY);
         r = collect_blocks(c, j, t, &set);
         if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "cannot read memory blocks: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot read memory blocks: %m");
                 goto finish;
         }
         if (set.n == 0 && !c->dry_run)
@@ -918,7 +910,7 @@ int runner_process(struct runner *c, struct job *j) {
         resolve_nodes(c, j->policy, t, &set);
         r = defer_unresolved(c, t, &set, &deferred);
         if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "cannot defer blocks of unknown node: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot defer blocks of unknown node: %m");
                 goto finish;
         }
         n_deferred = (size_t) r;
@@ -929,8 +921,7 @@ int runner_process(struct runner *c, struct job *j) {
                 /* The ratio guard needs the zone of blocks the kernel chose for. */
                 r = topology_read_zones(t);
                 if (r < 0) {
-                        report_log(c->reporter, LOG_ERR, NULL, "cannot read the zones of online blocks: %s",
-                                   strerror(-r));
+                        report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot read the zones of online blocks: %m");
                         goto finish;
                 }
         }
@@ -942,7 +933,7 @@ int runner_process(struct runner *c, struct job *j) {
         if (c->dry_run) {
                 r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
                 if (r < 0)
-                        report_log(c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
+                        report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot print dax decisions: %m");
         }
         pass = (struct pass) { .trigger = j->trigger, .first_event_usec = j->first_event_usec, .main = true,
                                .clock = clock };

@@ -286,6 +286,41 @@ static void test_report_log_console(void **state) {
         capture_close(&c);
 }
 
+static void test_report_log_errno(void **state) {
+        struct capture c;
+
+        capture_open(&c);
+        errno = EBADF;
+        /* Logs once, %m as the error's text, and hands the error back as -errno, given either way. */
+        assert_int_equal(report_log_errno(&c.r, LOG_ERR, NULL, -ENOENT, "cannot read %s: %m", "state"), -ENOENT);
+        assert_int_equal(report_log_errno(&c.r, LOG_WARNING, MESSAGE_ID_CONFIG, EACCES, "open: %m; later"), -EACCES);
+        /* Below the threshold: nothing said, the error still returned. */
+        assert_int_equal(report_log_errno(&c.r, LOG_DEBUG, NULL, -EIO, "hidden: %m"), -EIO);
+        assert_int_equal(errno, EBADF);         /* the caller's errno survives */
+        assert_string_equal(c.err, "error: cannot read state: No such file or directory\n"
+                                   "warning: open: Permission denied; later\n");
+        assert_int_equal(c.out_size, 0);
+        capture_close(&c);
+}
+
+/* A failed record_add() stays with the record: emitting it fails with that error and prints nothing. */
+static void test_record_first_error(void **state) {
+        _cleanup_(record_clear) struct record rec = {};
+        _cleanup_free_ char *line = NULL;
+        struct capture c;
+
+        capture_open(&c);
+        assert_int_equal(record_add(&rec, "MESSAGE=kept"), 0);
+        rec.error = -ENOMEM;    /* as record_add() leaves it when an allocation fails */
+        assert_int_equal(record_add(&rec, "PRIORITY=%d", LOG_INFO), 0);
+        assert_int_equal(rec.error, -ENOMEM);
+        assert_int_equal(record_emit(&c.r, &rec), -ENOMEM);
+        assert_int_equal(record_format_line(&rec, &line), -ENOMEM);
+        assert_null(line);
+        assert_int_equal(c.out_size, 0);
+        capture_close(&c);
+}
+
 /* ---- batches -------------------------------------------------------------- */
 
 struct fixture {
@@ -728,6 +763,8 @@ int main(void) {
                 cmocka_unit_test(test_format_line),
                 cmocka_unit_test(test_emit_console),
                 cmocka_unit_test(test_report_log_console),
+                cmocka_unit_test(test_report_log_errno),
+                cmocka_unit_test(test_record_first_error),
                 cmocka_unit_test(test_batch_records),
                 cmocka_unit_test(test_gibps),
                 cmocka_unit_test(test_zero_duration),

@@ -11,8 +11,9 @@
 
 /*
  * The machine as sysfs describes it: nodes, CPUs, physical cores,
- * distances, HMAT initiators, and what memory each node already has
- * online per zone (for the MOVABLE:KERNEL ratio guard).
+ * distances, HMAT initiators (machine.c), and the memory blocks with
+ * what each node already has online per zone, for the MOVABLE:KERNEL
+ * ratio guard (block-cache.c, which also loads, syncs and frees).
  */
 
 struct topo_node {

@@ -14,10 +14,6 @@
 
 #define WORKER_STACK_SIZE (256 * 1024)
 
-/* Used when the request carries no policy (tests, --once before a config). */
-#define DEFAULT_RETRIES 5U
-#define DEFAULT_BACKOFF_MS 10U
-#define DEFAULT_BACKOFF_MAX_MS 1000U
 
 /*
  * FIFO arbiter with up to `limit` holders. Waiters queue in arrival
@@ -85,7 +81,7 @@ struct online_pass {
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
         bool regular_files;             /* a test tree, not sysfs: a write must replace the contents */
-        int memory_dir_fd;              /* devices/system/memory, -1 with ops or when it cannot be opened */
+        int memory_dir_fd;              /* devices/system/memory, -1 without files or when it cannot be opened */
         int memory_dir_error;           /* why not, -errno */
 };
 
@@ -211,24 +207,31 @@ static int open_state(const struct online_pass *run, uint64_t id, int *ret_fd) {
         return 0;
 }
 
-/* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
-static int write_state(const struct online_pass *run, uint64_t id, int fd, const char *value, size_t old_len) {
-        const struct online_ops *ops = run->req->ops;
-        int r;
+/* Through state files (without ops, or with write_file), or not at all (write_state). */
+static bool uses_files(const struct online_request *req) {
+        return !req->ops || !req->ops->write_state;
+}
 
-        if (ops)
-                return ops->write_state(ops->userdata, run->req->sysfs_root, id, value);
+int online_write_state_file(int fd, const char *value, size_t old_len, bool regular_file) {
+        size_t len = strlen(value);
+        int r;
 
         /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
         r = sysfs_write_fd(fd, value);
-        /* A regular file keeps the old tail past a shorter value; sysfs has none. */
-        if (r == 0 && run->regular_files) {
-                size_t len = strlen(value);
-
-                if (len < old_len && ftruncate(fd, (off_t) len) < 0)
-                        return -errno;
-        }
+        if (r == 0 && regular_file && len < old_len && ftruncate(fd, (off_t) len) < 0)
+                return -errno;
         return r;
+}
+
+/* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
+static int write_state(const struct online_pass *run, uint64_t id, int fd, const char *value, size_t old_len) {
+        const struct online_ops *ops = run->req->ops;
+
+        if (!uses_files(run->req))
+                return ops->write_state(ops->userdata, run->req->sysfs_root, id, value);
+        if (ops && ops->write_file)
+                return ops->write_file(ops->userdata, id, fd, value, old_len, run->regular_files);
+        return online_write_state_file(fd, value, old_len, run->regular_files);
 }
 
 /* The block's state now, through its open state file; *ret_len gets the bytes read (SIZE_MAX: more). */
@@ -237,7 +240,7 @@ static int read_state(const struct online_pass *run, uint64_t id, int fd, enum b
         char buf[32];
         ssize_t n;
 
-        if (ops) {
+        if (!uses_files(run->req)) {
                 if (!ops->read_state)
                         return -EOPNOTSUPP;
                 return ops->read_state(ops->userdata, run->req->sysfs_root, id, ret);
@@ -289,7 +292,7 @@ static void name_thread(const char *role, int node) {
 static struct ready_block prepare_block(const struct online_pass *run, uint64_t id) {
         struct ready_block rb = { .fd = -1, .state_len = SIZE_MAX };
 
-        if (!run->req->ops)
+        if (uses_files(run->req))
                 rb.error = open_state(run, id, &rb.fd);
         if (rb.error == 0)
                 rb.state_error = read_state(run, id, rb.fd, &rb.state, &rb.state_len);
@@ -393,11 +396,11 @@ static void order_writes(struct worker *w, const struct online_result *res) {
                 w->items[n++] = deferred[i];
 }
 
-/* Start the helper; without one (tests' ops, no memory, no thread) the worker prepares inline. */
+/* Start the helper; without one (no files, one block, no thread) the worker prepares inline. */
 static void prefetch_start(struct worker *w) {
         pthread_attr_t attr;
 
-        if (w->run->req->ops || w->n_items < 2)
+        if (!uses_files(w->run->req) || w->n_items < 2)
                 return;
         w->pf.ready = calloc(w->n_items, sizeof(*w->pf.ready));
         if (!w->pf.ready)
@@ -818,13 +821,14 @@ static struct online_pass pass_new(const struct online_request *req, struct onli
                 .req = req,
                 .memory_dir_fd = memory_dir_fd,
                 .memory_dir_error = memory_dir_error,
-                .regular_files = !req->ops && !tree_is_sysfs(memory_dir_fd),
+                .regular_files = uses_files(req) && !tree_is_sysfs(memory_dir_fd),
                 .res = res,
                 .arbiter.limit = 1,
                 .writes_per_turn = req->writes_per_turn > 0 ? req->writes_per_turn : ONLINE_WRITES_PER_TURN,
-                .retries = DEFAULT_RETRIES,
-                .backoff_ms = DEFAULT_BACKOFF_MS,
-                .backoff_max_ms = DEFAULT_BACKOFF_MAX_MS,
+                /* The daemon always passes a policy; without one (unit tests), its defaults. */
+                .retries = POLICY_DEFAULT_RETRIES,
+                .backoff_ms = POLICY_DEFAULT_RETRY_BACKOFF_MS,
+                .backoff_max_ms = POLICY_DEFAULT_RETRY_BACKOFF_MAX_MS,
         };
 
         if (req->policy) {
@@ -847,9 +851,9 @@ int online_write(const struct online_request *req, struct online_result **ret) {
 
         if (!req || !req->plan || !ret)
                 return -EINVAL;
-        if (!req->ops && !req->sysfs_root)
+        if (req->ops && !req->ops->write_state && !req->ops->write_file)
                 return -EINVAL;
-        if (req->ops && !req->ops->write_state)
+        if (uses_files(req) && !req->sysfs_root)
                 return -EINVAL;
 
         r = result_new(req->plan, &res);
@@ -863,7 +867,7 @@ int online_write(const struct online_request *req, struct online_result **ret) {
                         return -ENOMEM;
         }
         /* Without it every block's open fails with the directory's error, as it would have alone. */
-        if (!req->ops)
+        if (uses_files(req))
                 memory_dir_error = open_memory_dir(req->sysfs_root, &memory_dir_fd);
         run = pass_new(req, res, memory_dir_fd, memory_dir_error);
 

@@ -420,6 +420,58 @@ int topology_sync_machine(struct topology *t) {
         return 0;
 }
 
+/*
+ * Read one block again (or, new with TOPO_REFRESH_TRUST_NEW, take it as
+ * offline) and count it anew: updated in place, removed when gone, or
+ * appended to add[] for merge_blocks(). -ENOMEM only.
+ */
+static int refresh_block(struct topology *t, uint64_t id, const struct block_node *link, unsigned flags,
+                         struct topo_block *add, size_t *n_add) {
+        struct topo_block *old = (struct topo_block *) topology_block(t, id);
+        struct topo_block fresh = { .id = id, .node = link ? link->node : NODE_NONE };
+        int r;
+
+        if (!old && (flags & TOPO_REFRESH_TRUST_NEW)) {
+                uint64_t start;
+
+                fresh.state = BLOCK_STATE_OFFLINE;
+                fresh.error = block_phys_start(fresh.id, t->block_size, &start);
+                if (fresh.error < 0)
+                        fresh.state = BLOCK_STATE_UNKNOWN;
+                add[(*n_add)++] = fresh;
+                span_block(t, &fresh);
+                return 0;
+        }
+        r = read_block_state(t, &fresh);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ENOENT) {
+                /* Gone: as topology_load() would see it. */
+                if (old)
+                        remove_block(t, old);
+                return 0;
+        }
+        if (fresh.state == BLOCK_STATE_ONLINE) {
+                if (old && old->state == BLOCK_STATE_ONLINE && old->zone != TOPO_ZONE_UNKNOWN)
+                        fresh.zone = old->zone;
+                else {
+                        r = read_block_zone(t, fresh.id, &fresh.zone);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                fresh.zone = TOPO_ZONE_UNKNOWN;
+                }
+        }
+        if (old) {
+                count_block(t, old, -1);
+                *old = fresh;
+        } else
+                add[(*n_add)++] = fresh;
+        span_block(t, &fresh);
+        count_block(t, &fresh, +1);
+        return 0;
+}
+
 int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags) {
         _cleanup_free_ uint64_t *sorted = NULL;
         _cleanup_free_ struct block_node *map = NULL;
@@ -454,50 +506,11 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
                 return -ENOMEM;
 
         for (size_t i = 0; i < n_sorted; i++) {
-                struct topo_block *old = (struct topo_block *) topology_block(t, sorted[i]);
-                const struct block_node *link = find_block_node(map, n_map, sorted[i]);
-                struct topo_block fresh = { .id = sorted[i], .node = link ? link->node : NODE_NONE };
-
                 if (i > 0 && sorted[i] == sorted[i - 1])
                         continue;
-                if (!old && (flags & TOPO_REFRESH_TRUST_NEW)) {
-                        uint64_t start;
-
-                        fresh.state = BLOCK_STATE_OFFLINE;
-                        fresh.error = block_phys_start(fresh.id, t->block_size, &start);
-                        if (fresh.error < 0)
-                                fresh.state = BLOCK_STATE_UNKNOWN;
-                        add[n_add++] = fresh;
-                        span_block(t, &fresh);
-                        continue;
-                }
-                r = read_block_state(t, &fresh);
-                if (r == -ENOMEM)
+                r = refresh_block(t, sorted[i], find_block_node(map, n_map, sorted[i]), flags, add, &n_add);
+                if (r < 0)
                         return r;
-                if (r == -ENOENT) {
-                        /* Gone: as topology_load() would see it. */
-                        if (old)
-                                remove_block(t, old);
-                        continue;
-                }
-                if (fresh.state == BLOCK_STATE_ONLINE) {
-                        if (old && old->state == BLOCK_STATE_ONLINE && old->zone != TOPO_ZONE_UNKNOWN)
-                                fresh.zone = old->zone;
-                        else {
-                                r = read_block_zone(t, fresh.id, &fresh.zone);
-                                if (r == -ENOMEM)
-                                        return r;
-                                if (r < 0)
-                                        fresh.zone = TOPO_ZONE_UNKNOWN;
-                        }
-                }
-                if (old) {
-                        count_block(t, old, -1);
-                        *old = fresh;
-                } else
-                        add[n_add++] = fresh;
-                span_block(t, &fresh);
-                count_block(t, &fresh, +1);
         }
         r = merge_blocks(t, add, n_add);
         if (r < 0)

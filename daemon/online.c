@@ -480,12 +480,92 @@ static void prefetch_stop(struct worker *w) {
         w->pf.started = false;
 }
 
-/* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. */
+/* Whether the block prepared for its turn is to be written: not if its open failed, it is gone or not offline. */
+static bool worth_writing(const struct ready_block *rb, struct block_result *br) {
+        if (rb->error == -ENOENT) {
+                br->skipped = true;     /* removed again since its add event */
+                return false;
+        }
+        if (rb->error < 0) {
+                br->error = rb->error;
+                return false;
+        }
+        /*
+         * Only offline blocks are written. The batch trusts add events; the
+         * state is read shortly before the write, through the file the
+         * write uses. A failed read leaves the verdict to the write.
+         */
+        if (rb->state_error == 0 && rb->state != BLOCK_STATE_OFFLINE) {
+                br->skipped = true;
+                return false;
+        }
+        return true;
+}
+
+/* One write, timed, with the write slot held for it; false if a stop came first. The write's 0 or -errno in *ret. */
+static bool write_in_slot(struct worker *w, struct block_result *br, const struct ready_block *rb, const char *value,
+                          int *ret) {
+        struct online_pass *run = w->run;
+        uint64_t t0, t1;
+        int r;
+
+        if (stopped(run))
+                return false;
+        slot_take(w);
+        if (stopped(run)) {
+                slot_drop(w);
+                return false;
+        }
+        t0 = now_usec();
+        r = write_state(run, br->id, rb->fd, value, rb->state_len);
+        t1 = now_usec();
+        br->cpu = sched_getcpu();
+        /* A failure leads to a backoff or a state read: not with the slot held. */
+        if (r != 0 || ++w->streak >= run->writes_per_turn)
+                slot_drop(w);
+
+        br->attempts++;
+        if (w->first_start == 0)
+                w->first_start = t0;
+        w->last_end = t1;
+        br->done_usec = t1;
+        if (r == 0)
+                br->usec = t1 - t0;
+        *ret = r;
+        return true;
+}
+
+/*
+ * The kernel says EINVAL for "already online" too: read the state through
+ * the file. Online: someone else won the race. Still offline: the zone
+ * asked for is not valid for this block (valid_zones, not read up front).
+ * Like the planner with valid_zones at hand, a default falls back to the
+ * kernel's choice (true: write *value now), an admin's rule stands
+ * (EINVAL, reported).
+ */
+static bool fall_back_after_einval(const struct online_pass *run, const struct plan_item *item,
+                                   struct ready_block *rb, struct block_result *br, const char **value) {
+        enum block_state st;
+
+        if (read_state(run, br->id, rb->fd, &st, &rb->state_len) < 0)
+                return false;
+        if (st == BLOCK_STATE_ONLINE) {
+                br->error = 0;
+                br->already_online = true;
+                return false;
+        }
+        if (st != BLOCK_STATE_OFFLINE || br->fell_back || item->by_rule || item->zone == ZONE_ONLINE)
+                return false;
+        br->fell_back = true;
+        br->zone = ZONE_ONLINE;
+        *value = zone_to_string(ZONE_ONLINE);
+        return true;
+}
+
+/* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. rb.fd is the caller's. */
 static void online_one(struct worker *w, const struct plan_item *item, struct ready_block rb,
                        struct block_result *br) {
         struct online_pass *run = w->run;
-        int fd = rb.fd;                 /* the caller's to close */
-        enum block_state st;
         const char *value;
         int r;
 
@@ -495,83 +575,21 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
                 br->error = -EINVAL;
                 return;
         }
-
         /* Prepared before our turn: the slot is only held for the write itself. */
-        if (rb.error == -ENOENT) {
-                br->skipped = true;     /* removed again since its add event */
+        if (!worth_writing(&rb, br))
                 return;
-        }
-        if (rb.error < 0) {
-                br->error = rb.error;
-                return;
-        }
-        /*
-         * Only offline blocks are written. The batch trusts add events; the
-         * state is read shortly before the write, through the file the
-         * write uses. A failed read leaves the verdict to the write.
-         */
-        if (rb.state_error == 0 && rb.state != BLOCK_STATE_OFFLINE) {
-                br->skipped = true;
-                return;
-        }
 
-        for (;;) {
-                uint64_t t0, t1;
-
-                if (stopped(run))
-                        break;
-                slot_take(w);
-                if (stopped(run)) {
-                        slot_drop(w);
-                        break;
-                }
-                t0 = now_usec();
-                r = write_state(run, br->id, fd, value, rb.state_len);
-                t1 = now_usec();
-                br->cpu = sched_getcpu();
-                /* A failure leads to a backoff or a state read: not with the slot held. */
-                if (r != 0 || ++w->streak >= run->writes_per_turn)
-                        slot_drop(w);
-
-                br->attempts++;
-                if (w->first_start == 0)
-                        w->first_start = t0;
-                w->last_end = t1;
-                br->done_usec = t1;
-
-                if (r == 0) {
-                        br->error = 0;
-                        br->usec = t1 - t0;
-                        return;
-                }
+        while (write_in_slot(w, br, &rb, value, &r)) {
                 br->error = r;
-
+                if (r == 0)
+                        return;
                 if ((r == -EBUSY || r == -EAGAIN) && br->attempts <= run->retries) {
                         sleep_msec(backoff_for(run, br->attempts));
                         job_progress_beat(run->req->progress);
                         continue;
                 }
-                if (r == -EINVAL && read_state(run, br->id, fd, &st, &rb.state_len) >= 0) {
-                        /* The kernel says EINVAL for "already online": someone else won the race. */
-                        if (st == BLOCK_STATE_ONLINE) {
-                                br->error = 0;
-                                br->already_online = true;
-                                return;
-                        }
-                        /*
-                         * Still offline: the zone asked for is not valid for this
-                         * block (valid_zones, not read up front). Like the planner
-                         * with valid_zones at hand, a default falls back to the
-                         * kernel's choice; an admin's rule stands (EINVAL, reported).
-                         */
-                        if (st == BLOCK_STATE_OFFLINE && !br->fell_back && !item->by_rule &&
-                            item->zone != ZONE_ONLINE) {
-                                br->fell_back = true;
-                                br->zone = ZONE_ONLINE;
-                                value = zone_to_string(ZONE_ONLINE);
-                                continue;
-                        }
-                }
+                if (r == -EINVAL && fall_back_after_einval(run, item, &rb, br, &value))
+                        continue;
                 return;
         }
 

@@ -498,34 +498,11 @@ static void report_fallbacks(struct runner *c, const struct online_result *res) 
                            n);
 }
 
-/* Plan and online one set of blocks; fills the job's counters. */
-static int plan_and_write(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                          struct pass *pass, struct online_result **ret_res) {
-        struct pass_clock *clock = &pass->clock;
-        bool may_hold = pass->main;
-        _cleanup_plan_ struct plan *plan = NULL;
-        _cleanup_online_result_ struct online_result *res = NULL;
-        struct online_request req;
-        struct batch_info info;
-        size_t n_skipped = 0;
-        bool hold;
-        int r, r_held = 0;
-
-        r = plan_build(set, t, j->policy, &plan);
-        if (r < 0)
-                return report_log_errno(c->reporter, LOG_ERR, NULL, r, "planning %zu blocks failed: %m", set->n);
-        if (c->dry_run) {
-                plan_print(plan, c->out);
-                fflush(c->out);
-                return 0;
-        }
-        report_undecided_blocks(c, j, plan);
-        report_zone_changes(c, j, plan);
-        if (plan->n_items == 0)
-                return 0;
-
-        hold = may_hold && hold_allowed(c, j->policy);
-        req = (struct online_request) {
+/* Online the plan's blocks; a main pass may hold each zone's last block for the queued batch. */
+static int write_plan(struct runner *c, struct job *j, struct topology *t, const struct plan *plan,
+                      struct pass *pass, struct online_result **ret) {
+        bool hold = pass->main && hold_allowed(c, j->policy);
+        struct online_request req = {
                 .sysfs_root = c->sysfs_root,
                 .block_size = t->block_size,
                 .plan = plan,
@@ -537,39 +514,42 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
                 .progress = c->progress,
                 .ops = c->ops,
         };
-        pass_mark(clock, PHASE_PLAN);
+        int r;
+
+        pass_mark(&pass->clock, PHASE_PLAN);
         job_progress_plan(c->progress, plan->n_items, t->block_size);
-        r = online_write(&req, &res);
+        r = online_write(&req, ret);
         if (r < 0)
                 return report_log_errno(c->reporter, LOG_ERR, NULL, r, "onlining %zu blocks failed: %m", plan->n_items);
+        return 0;
+}
 
-        if (may_hold) {
-                /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
-                r_held = keep_held(c, res);
-                if (r_held < 0)
-                        report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
-        }
-        warn_pin_failure(c, res);
-        report_fallbacks(c, res);
-        log_phases(c, clock, res, plan->n_items);
-
+static bool all_skipped(const struct online_result *res) {
         for (size_t i = 0; i < res->n_blocks; i++)
-                if (res->blocks[i].skipped)
-                        n_skipped++;
-        if (n_skipped == res->n_blocks)
-                return r_held;  /* all online (another agent's), gone or held: nothing to report */
+                if (!res->blocks[i].skipped)
+                        return false;
+        return true;
+}
 
-        info = (struct batch_info) {
+static void report_written(struct runner *c, const struct pass *pass, const struct topology *t,
+                           const struct plan *plan, const struct online_result *res) {
+        const struct pass_clock *clock = &pass->clock;
+        struct batch_info info = {
                 .trigger = pass->trigger,
                 .first_event_usec = pass->first_event_usec,
                 .cpu_usec = cpu_time_usec() - clock->cpu_usec,
                 .prepare_usec = res->start_usec > clock->start_usec ? res->start_usec - clock->start_usec : 0,
                 .block_size = t->block_size,
         };
+        int r;
+
         r = report_batch(c->reporter, &info, plan, res);
         if (r < 0)
                 report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot write the batch record: %m");
+}
 
+/* The job's counters, and the topology's block table as the writes left it. */
+static void count_written(struct job *j, struct topology *t, const struct online_result *res) {
         for (size_t i = 0; i < res->n_blocks; i++) {
                 const struct block_result *b = &res->blocks[i];
 
@@ -587,6 +567,45 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
         }
         j->bytes += res->bytes;
         j->duration_usec += res->end_usec - res->start_usec;
+}
+
+/* Plan and online one set of blocks; fills the job's counters. */
+static int plan_and_write(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
+                          struct pass *pass, struct online_result **ret_res) {
+        _cleanup_plan_ struct plan *plan = NULL;
+        _cleanup_online_result_ struct online_result *res = NULL;
+        int r, r_held = 0;
+
+        r = plan_build(set, t, j->policy, &plan);
+        if (r < 0)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, r, "planning %zu blocks failed: %m", set->n);
+        if (c->dry_run) {
+                plan_print(plan, c->out);
+                fflush(c->out);
+                return 0;
+        }
+        report_undecided_blocks(c, j, plan);
+        report_zone_changes(c, j, plan);
+        if (plan->n_items == 0)
+                return 0;
+
+        r = write_plan(c, j, t, plan, pass, &res);
+        if (r < 0)
+                return r;
+        if (pass->main) {
+                /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
+                r_held = keep_held(c, res);
+                if (r_held < 0)
+                        report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
+        }
+        warn_pin_failure(c, res);
+        report_fallbacks(c, res);
+        log_phases(c, &pass->clock, res, plan->n_items);
+        if (all_skipped(res))
+                return r_held;  /* all online (another agent's), gone or held: nothing to report */
+
+        report_written(c, pass, t, plan, res);
+        count_written(j, t, res);
         if (ret_res)
                 *ret_res = TAKE_PTR(res);
         return r_held;

@@ -318,7 +318,6 @@ static int append_if_offline(const struct runner *c, const struct topology *t, u
         return 1;
 }
 
-/* The given blocks (or all the topology saw), keep the offline ones. */
 /*
  * A block whose state cannot be read may be one policy wants online: say
  * so in a failure record and count it, so the job is tried again.
@@ -335,6 +334,7 @@ static void report_unreadable_block(struct runner *c, struct job *j, const struc
                                  (unsigned long long) id);
 }
 
+/* The given blocks (or all the topology saw), keep the offline ones. */
 static int collect_blocks(struct runner *c, struct job *j, const struct topology *t, struct block_set *set) {
         int r;
 

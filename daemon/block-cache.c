@@ -586,7 +586,7 @@ uint64_t topology_kernel_early(const struct topology *t, int node) {
 
         for (size_t i = 0; i < t->n_nodes; i++)
                 if (node == NODE_NONE || t->nodes[i].id == node)
-                        sum += t->devices_known ? t->nodes[i].kernel_early_bytes : t->nodes[i].kernel_bytes;
+                        sum += topology_node_kernel_early(t, &t->nodes[i]);
         return sum;
 }
 

@@ -149,7 +149,7 @@ static int ratio_totals_init(const struct topology *t, int max_block_node, struc
         for (size_t i = 0; i < t->n_nodes; i++) {
                 const struct topo_node *n = &t->nodes[i];
                 /* The budget's base is boot kernel memory, as the kernel's KERNEL_EARLY. */
-                uint64_t k = t->devices_known ? n->kernel_early_bytes : n->kernel_bytes;
+                uint64_t k = topology_node_kernel_early(t, n);
 
                 rt.kernel += k;
                 rt.movable += n->movable_bytes;

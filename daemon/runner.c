@@ -464,7 +464,7 @@ static void report_zone_changes(struct runner *c, const struct job *j, const str
                         if (!it->ratio_guarded)
                                 continue;
                         /* A device's verdict, with its numbers, once per device. */
-                        if (startswith(it->reason, "ratio guard: ")) {
+                        if (it->guarded_by_device) {
                                 for (size_t k = 0; k < n_said && !known; k++)
                                         known = said[k] == it->reason;
                                 if (!known && n_said < ELEMENTSOF(said)) {

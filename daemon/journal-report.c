@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <inttypes.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <time.h>
 #include <systemd/sd-id128.h>
@@ -239,14 +238,11 @@ static int check_options(struct options *o) {
 
 /* 1: go on; 0: done (help); < 0: usage error already printed. */
 static int parse_argv(struct options *o, int argc, char **argv_in) {
-        /* getopt names argv[0] in its messages: the subcommand as the user typed it */
-        _cleanup_free_ char **argv = calloc(argc + 1, sizeof(char *));
+        _cleanup_free_ char **argv = argv_named(argc, argv_in, "memonlined report");
         int opt, r;
 
         if (!argv)
                 return -ENOMEM;
-        memcpy(argv, argv_in, argc * sizeof(char *));
-        argv[0] = (char *) "memonlined report";
         optind = 0;     /* full getopt reset: main() may have parsed its own options */
         while ((opt = getopt_long(argc, argv, "+hD:S:U:b::o:Jrn", long_options, NULL)) >= 0) {
                 if (opt == 'h') {
@@ -267,12 +263,6 @@ static int parse_argv(struct options *o, int argc, char **argv_in) {
         }
         r = check_options(o);
         return r < 0 ? r : 1;
-}
-
-static bool locale_is_utf8(void) {
-        const char *cs = nl_langinfo(CODESET);
-
-        return cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
 }
 
 static void log_read_error(const struct jr_query *q, const char *what, int r) {

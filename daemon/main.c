@@ -165,7 +165,7 @@ static int single_pass(struct context *c) {
 static void help(void) {
         printf("Usage: memonlined [OPTIONS]\n"
                "       memonlined report [OPTIONS]   (see memonlined-report(8))\n"
-               "       memonlined status [--json]\n"
+               "       memonlined status [OPTIONS]   (see memonlined-status(8))\n"
                "\n"
                "Online hot-added memory blocks per policy, node-aware, with timing records.\n"
                "\n"
@@ -176,7 +176,10 @@ static void help(void) {
                "     --check-config         Validate the policy file and exit\n"
                "     --log-target TARGET    auto, journal or console\n"
                "  -V --version              Print the version\n"
-               "  -h --help                 Show this help\n",
+               "  -h --help                 Show this help\n"
+               "\n"
+               "Exit status: 0 success; 1 failure; 2 bad option or argument; 3 the policy file\n"
+               "is refused; 64 partial: --once onlined some blocks but not all.\n",
                DEFAULT_CONFIG);
 }
 
@@ -249,8 +252,7 @@ int main(int argc, char **argv) {
         if (argc > 1 && streq(argv[1], "status")) {
                 const char *root = getenv("MEMONLINED_SYSFS_ROOT");
 
-                return status_main(argc - 1, argv + 1, root ? root : "/sys", stdout) == 0 ? EXIT_SUCCESS
-                                                                                           : EXIT_FAILURE;
+                return status_main(argc - 1, argv + 1, root ? root : "/sys", stdout);
         }
 
         r = parse_argv(&c, argc, argv);

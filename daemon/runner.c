@@ -636,92 +636,18 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
                         set->blocks[i].attribution_unknown = true;
 }
 
-/* The span of a dax device's ranges, for the device as a whole. */
-static bool dax_span(const struct pmem_device *d, uint64_t *ret_start, uint64_t *ret_end) {
-        uint64_t start = UINT64_MAX, end = 0;
-
-        for (size_t i = 0; i < d->n_ranges; i++) {
-                start = MIN(start, d->ranges[i].start);
-                end = MAX(end, d->ranges[i].end);
-        }
-        if (start >= end)
-                return false;
-        *ret_start = start;
-        *ret_end = end;
-        return true;
-}
-
 /*
- * Driver-managed memory with no device of its own yet: blocks outside the
- * firmware's RAM ranges that no device holds. Where virtio-mem is bound
- * and iomem could not say its region (it shows addresses only with
- * CAP_SYS_ADMIN), these are virtio-mem's: one entry per run of blocks.
- */
-static int add_driver_managed(struct runner *c, const struct topology *t, const struct ram_ranges *fw,
-                              struct memdev_set *s) {
-        _cleanup_free_ char *name = NULL;
-        uint64_t run_start = 0, run_end = 0;
-        int r;
-
-        if (fw->n == 0)
-                return 0;
-        for (size_t i = 0; i < s->n; i++)
-                if (s->devs[i].kind == MEMDEV_VIRTIO_MEM)
-                        return 0;       /* iomem named them */
-        r = memdev_virtio_mem_name(c->sysfs_root, &name);
-        if (r < 0 || !name)
-                return r;
-        for (size_t i = 0; i <= t->n_blocks; i++) {
-                uint64_t start = 0;
-                bool ours = i < t->n_blocks && block_phys_start(t->blocks[i].id, t->block_size, &start) >= 0 &&
-                            !ram_ranges_touch(fw, start, t->block_size) && !memdev_find(s, start, t->block_size);
-
-                if (ours && run_end == start && run_end > run_start) {
-                        run_end += t->block_size;
-                        continue;
-                }
-                if (run_end > run_start) {
-                        r = memdev_set_add(s, MEMDEV_VIRTIO_MEM, name, run_start, run_end);
-                        if (r < 0)
-                                return r;
-                }
-                run_start = run_end = ours ? start : 0;
-                if (ours)
-                        run_end = start + t->block_size;
-        }
-        return 0;
-}
-
-/*
- * The machine's hotplug devices for this pass: ACPI DIMMs, virtio-mem
- * regions, dax devices onlined through kmem. Each block learns its own.
- * A failure costs precision only: without devices the guard decides
- * block by block, as before, and records name no device.
+ * The machine's hotplug devices for this pass (memdev_load()). Each block
+ * learns its own. A failure costs precision only: without devices the
+ * guard decides block by block, as before, and records name no device.
  */
 static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
                          struct block_set *set) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
-        _cleanup_free_ char *iomem = NULL;
-        uint64_t start, end;
         int r;
 
-        r = memdev_scan_acpi(c->sysfs_root, t->block_size, &s);
-        if (r >= 0)
-                r = memdev_iomem_path(c->sysfs_root, &iomem);
-        if (r >= 0)
-                r = memdev_scan_virtio_mem(c->sysfs_root, iomem, &s);
-        for (size_t i = 0; r >= 0 && i < devs->n; i++)
-                if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
-                        r = memdev_set_add(&s, MEMDEV_DAX, devs->devices[i].name, start, end);
-        if (r >= 0)
-                r = memdev_scan_firmware_ram(c->sysfs_root, &fw);
-        if (r >= 0)
-                r = memdev_set_seal(&s);
-        if (r >= 0)
-                r = add_driver_managed(c, t, &fw, &s);
-        if (r >= 0)
-                r = memdev_set_seal(&s);
+        r = memdev_load(c->sysfs_root, t, devs, &s, &fw);
         if (r < 0) {
                 report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "memory devices unknown: %m");
                 return;

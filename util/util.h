@@ -103,6 +103,12 @@ int parse_node_id(const char *s, int *ret);
  * writes it (no leading zero); -EINVAL/-ERANGE as parse_u64().
  */
 int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret);
+/*
+ * A copy of argv whose argv[0] is name, so that getopt's messages name the
+ * subcommand as typed ("memonlined status"); the strings are shared, the
+ * array is the caller's to free. NULL on ENOMEM.
+ */
+char **argv_named(int argc, char **argv, const char *name);
 
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */
 int parse_bool(const char *s, bool *ret);

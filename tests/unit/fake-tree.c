@@ -449,3 +449,40 @@ char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r) {
         }
         return dev_dir;
 }
+
+char *jq(const char *text, const char *filter) {
+        char tmpl[] = "/tmp/memonline-json-XXXXXX", *cmd = NULL, *buf = NULL;
+        size_t n = 0;
+        int fd = mkstemp(tmpl);
+        FILE *f, *p;
+
+        if (fd < 0 || !(f = fdopen(fd, "w")))
+                abort();
+        fputs(text, f);
+        fclose(f);
+        if (asprintf(&cmd, "jq -c -r '%s' '%s'", filter, tmpl) < 0 || !(p = popen(cmd, "re")))
+                abort();
+        if (getdelim(&buf, &n, '\0', p) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        /* jq failed: not JSON, or a bad filter */
+        if (pclose(p) != 0 || !buf)
+                abort();
+        unlink(tmpl);
+        free(cmd);
+        while (*buf && buf[strlen(buf) - 1] == '\n')
+                buf[strlen(buf) - 1] = '\0';
+        return buf;
+}
+
+char *line_with(const char *s, const char *needle) {
+        const char *p = strstr(s, needle), *b, *e;
+
+        if (!p)
+                return NULL;
+        for (b = p; b > s && b[-1] != '\n'; b--)
+                ;
+        e = strchr(p, '\n');
+        return strndup(b, e ? (size_t) (e - b) : strlen(b));
+}

@@ -102,3 +102,8 @@ struct fake_cxl_region {
 };
 /* Returns the dax device directory relative to root (caller frees). */
 char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r);
+
+/* Run jq -c -r with filter over text; its stdout, trailing newlines cut. Aborts if jq fails. Caller frees. */
+char *jq(const char *text, const char *filter);
+/* The first line of s that contains needle, copied; NULL if none. */
+char *line_with(const char *s, const char *needle);

@@ -128,6 +128,7 @@ static void test_cxl_scan_memdev_twice(void **state) {
         const struct pmem_device *d;
         _cleanup_free_ char *dir = fake_add_cxl_region(c->root, &r);
 
+        assert_non_null(dir);
         fake_write(c->root, "devices/platform/ACPI0017:00/root0/decoder0.0/region0/target1", "decoder2.0\n");
         d = scan_find(c, "dax0.0");
         assert_string_equal(d->cxl_memdevs, "mem0");

@@ -651,6 +651,18 @@ static void test_ret_gather(void **state) {
         assert_int_equal(count_calls, 6);
 }
 
+/* getopt's messages name the subcommand; the caller's argv is left alone. */
+static void test_argv_named(void **state) {
+        char *in[] = { (char *) "status", (char *) "--json", NULL };
+        _cleanup_free_ char **out = argv_named(2, in, "memonlined status");
+
+        assert_non_null(out);
+        assert_string_equal(out[0], "memonlined status");
+        assert_ptr_equal(out[1], in[1]);
+        assert_null(out[2]);
+        assert_string_equal(in[0], "status");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpulist_roundtrip),
@@ -678,6 +690,7 @@ int main(void) {
                 cmocka_unit_test(test_sysfs_write_readonly),
                 cmocka_unit_test(test_sysfs_list_ids),
                 cmocka_unit_test(test_ret_gather),
+                cmocka_unit_test(test_argv_named),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

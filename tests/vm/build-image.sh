@@ -4,16 +4,19 @@
 # --no-project) the project installed with `make install DESTDIR=`.
 #
 # Usage: tests/vm/build-image.sh [--suite bookworm|trixie] [--no-project|--stub]
-#                                [--out DIR] [--size SIZE] [BUILDDIR]
+#                                [--deb DIR] [--out DIR] [--size SIZE] [BUILDDIR]
 #
 #   --suite S  bookworm (default): Debian 12; the guest kernel is the host's
 #              Debian kernel from /boot (6.1), with a subset of its modules.
 #              trixie: Debian 13; the rootfs carries its own kernel
 #              (linux-image-amd64, 6.12), its initramfs-tools initrd, and
 #              cxl/libcxl; vmlinuz and initrd.img are taken out of its /boot.
-#              Nothing but QEMU is needed on the host. The host-built
-#              memonlined runs there unchanged: every library it links has
-#              the same soname in trixie (checked in the guest by a scenario).
+#              Nothing but QEMU is needed on the host.
+#   --deb DIR  install the project from DIR/memonlined_*.deb (dpkg -i in the
+#              image) instead of `make install`: the trixie guest runs the
+#              package built in a trixie chroot (scripts/check-trixie-build.sh
+#              --deb DIR), since a bookworm binary links libiniparser.so.1
+#              and trixie has .so.4. BUILDDIR is still needed for its tests.
 #   --stub     install tests/vm/stub/memonlined (a shell stand-in for the
 #              daemon) instead of the project: a self-test of the harness.
 #   BUILDDIR   configured build dir of the project (or $MEMONLINED_BUILDDIR).
@@ -35,10 +38,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=bookworm
 SOURCES=${MEMONLINED_VM_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 PACKAGES=(systemd-sysv udev kmod ndctl daxctl qemu-guest-agent util-linux
-          procps jq libiniparser1 libsmartcols1 libnuma1 libndctl6 libdaxctl1 libsystemd0
+          procps jq libsmartcols1 libnuma1 libndctl6 libdaxctl1 libsystemd0
           libudev1 numactl)
+# libiniparser changed soname: .so.1 in bookworm, .so.4 in trixie.
+BOOKWORM_PACKAGES=(libiniparser1)
 # trixie adds its own kernel and the CXL tools.
-TRIXIE_PACKAGES=(linux-image-amd64 initramfs-tools zstd cxl libcxl1)
+TRIXIE_PACKAGES=(libiniparser4 linux-image-amd64 initramfs-tools zstd cxl libcxl1)
 # Its initrd holds only what finds the root disk: with MODULES=most udev
 # spent 13 s of each TCG boot loading modules in the initramfs.
 TRIXIE_INITRD_HOOK='echo MODULES=list > "$1/etc/initramfs-tools/conf.d/memonlined-vm.conf" &&
@@ -54,6 +59,7 @@ STUB=0
 OUT=${MEMONLINED_VM_OUT:-}
 SIZE=
 BUILDDIR=${MEMONLINED_BUILDDIR:-}
+DEB_DIR=
 
 log() { echo "build-image: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -68,7 +74,9 @@ while [ $# -gt 0 ]; do
         --out=*) OUT=${1#--out=} ;;
         --size) SIZE=$2; shift ;;
         --size=*) SIZE=${1#--size=} ;;
-        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+        --deb) DEB_DIR=$2; shift ;;
+        --deb=*) DEB_DIR=${1#--deb=} ;;
+        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
         -*) die "unknown option $1" ;;
         *) BUILDDIR=$1 ;;
     esac
@@ -76,7 +84,7 @@ while [ $# -gt 0 ]; do
 done
 
 case "$SUITE" in
-bookworm) TAG= ; : "${SIZE:=2G}" ;;
+bookworm) TAG= ; : "${SIZE:=2G}"; PACKAGES+=("${BOOKWORM_PACKAGES[@]}") ;;
 trixie) TAG=-trixie; : "${SIZE:=3G}"; PACKAGES+=("${TRIXIE_PACKAGES[@]}")
         HOOKS=(--customize-hook="$TRIXIE_INITRD_HOOK") ;;
 *) die "unknown suite $SUITE (bookworm or trixie)" ;;
@@ -249,7 +257,19 @@ install -d "$ROOT/usr/lib/memonlined-test"
 install -m 0755 "$HERE"/guest/* "$ROOT/usr/lib/memonlined-test/"
 
 # the project
-if [ "$NO_PROJECT" = 0 ]; then
+if [ "$NO_PROJECT" = 0 ] && [ -n "$DEB_DIR" ]; then
+    debs=("$DEB_DIR"/memonlined_*.deb)
+    [ ${#debs[@]} = 1 ] && [ -f "${debs[0]}" ] || die "no single memonlined_*.deb in $DEB_DIR"
+    log "dpkg -i ${debs[0]##*/} in the image"
+    cp "${debs[0]}" "$ROOT/tmp/memonlined.deb"
+    # The package's postinst enables the unit (deb-systemd-helper); nothing runs.
+    chroot "$ROOT" dpkg -i /tmp/memonlined.deb >&2 || die "dpkg -i ${debs[0]##*/} failed in the image"
+    rm -f "$ROOT/tmp/memonlined.deb"
+    [ -x "$ROOT/usr/sbin/memonlined" ] || die "the package did not install /usr/sbin/memonlined"
+    ls "$ROOT"/etc/systemd/system/*.wants/memonlined.service >/dev/null 2>&1 ||
+        die "the package did not enable memonlined.service"
+    chroot "$ROOT" dpkg-query -W memonlined >&2
+elif [ "$NO_PROJECT" = 0 ]; then
     log "make -C $BUILDDIR install DESTDIR=$ROOT"
     make -C "$BUILDDIR" install DESTDIR="$ROOT" >&2
     unit=
@@ -288,6 +308,7 @@ KERNEL=$OUT/vmlinuz
 INITRD=$OUT/initrd.img
 APPEND=console=ttyS0 root=/dev/vda rw
 CXL=$([ "$SUITE" != bookworm ] && [ -x "$ROOT/usr/bin/cxl" ] && echo yes || echo no)
+PACKAGE=$([ -n "$DEB_DIR" ] && [ "$NO_PROJECT" = 0 ] && echo yes || echo no)
 PROJECT=$([ "$NO_PROJECT" = 0 ] && echo yes || { [ "$STUB" = 1 ] && echo stub || echo no; })
 EOF
 log "done: $OUT/image.raw"

@@ -329,8 +329,9 @@ class Suite(FaultScenarios, ZoneScenarios):
 
     # ------------------------------------------------------------ scenarios
     def check_platform(self):
-        """The guest runs its distribution's kernel command line, and the
-        host-built memonlined finds every library it links."""
+        """The guest runs its distribution's kernel command line, memonlined
+        finds every library it links, and where the image holds the Debian
+        package, it is installed intact and its unit is the one running."""
         cmdline = self.sh("cat /proc/cmdline").out
         check("memhp_default_state" not in cmdline and "online_policy" not in cmdline,
               "the guest must boot the distribution's default command line: %s" % cmdline.strip())
@@ -338,6 +339,15 @@ class Suite(FaultScenarios, ZoneScenarios):
             r = self.sh("ldd /usr/sbin/memonlined", check=False)
             check(r.rc == 0 and "not found" not in r.out, "memonlined does not link in the guest: %s%s"
                   % (r.out, r.err))
+        if self.vm.env.get("PACKAGE") == "yes":
+            # The Debian package, as an admin installs it: dpkg knows every file unchanged.
+            r = self.sh("dpkg-query -W -f='${Status} ${Version}' memonlined && dpkg -V memonlined", check=False)
+            check(r.rc == 0 and r.out.startswith("install ok installed") and "??" not in r.out,
+                  "the memonlined package is not installed intact: %s%s" % (r.out, r.err))
+            unit = self.sh("systemctl show -p FragmentPath --value memonlined").out.strip()
+            check(unit.endswith("/lib/systemd/system/memonlined.service"),
+                  "the running unit is not the package's: %s" % unit)
+            self.log("package %s, unit %s" % (r.out.strip(), unit))
         check(self.boot_auto is not None, "no kernel config in the image dir (build-image.sh copies it)")
         self.log("kernel %s, built-in auto-online %s" % (self.vm.env.get("KVER"), self.boot_auto))
 

@@ -61,7 +61,7 @@ static void warn_conflicts(struct context *c) {
 
         r = coexist_check(c->sysfs_root, coexist_default_rules_dirs, &conf);
         if (r < 0)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "coexistence check incomplete: %s", strerror(-r));
+                report_log_errno(&c->reporter, LOG_DEBUG, NULL, r, "coexistence check incomplete: %m");
         for (size_t i = 0; i < conf.n; i++)
                 report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_CONFLICT, "%s: %s. Fix: %s", conf.items[i].where,
                            conf.items[i].what, conf.items[i].fix);
@@ -69,7 +69,7 @@ static void warn_conflicts(struct context *c) {
 
         r = coexist_slow_settings(c->sysfs_root, &conf);
         if (r < 0)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "kernel settings check incomplete: %s", strerror(-r));
+                report_log_errno(&c->reporter, LOG_DEBUG, NULL, r, "kernel settings check incomplete: %m");
         for (size_t i = 0; i < conf.n; i++)
                 report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_SLOW_KERNEL, "%s: %s. Fix: %s", conf.items[i].where,
                            conf.items[i].what, conf.items[i].fix);
@@ -113,7 +113,7 @@ static int run_daemon(struct context *c) {
                 return r == -ENOMEM ? EXIT_FAILURE : EXIT_CONFIG;
         /* Hotplug happens when memory is short: do not get paged out then. */
         if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "mlockall: %s", strerror(errno));
+                report_log_errno(&c->reporter, LOG_DEBUG, NULL, errno, "mlockall: %m");
         /* Started first: once auto-online is taken over it is no competitor to warn about. */
         r = loop_start(l);
         if (r >= 0) {
@@ -121,7 +121,7 @@ static int run_daemon(struct context *c) {
                 r = loop_run(l);
         }
         if (r < 0) {
-                report_log(&c->reporter, LOG_ERR, NULL, "fatal: %s", strerror(-r));
+                report_log_errno(&c->reporter, LOG_ERR, NULL, r, "fatal: %m");
                 return EXIT_FAILURE;
         }
         return EXIT_SUCCESS;

@@ -143,16 +143,19 @@ done:
         return 0;
 }
 
+/* daxctl's configuration in dir; none (empty) without a dir. */
+static int load_daxctl_conf(const char *dir, struct daxctl_conf *conf) {
+        return dir ? pmem_daxctl_conf_load(dir, conf) : 0;
+}
+
 int pmem_decide(const struct pmem_device *dev, const struct policy *p, const char *daxctl_confdir,
                 struct pmem_decision *ret) {
         _cleanup_(pmem_daxctl_conf_clearp) struct daxctl_conf conf = {};
         int r;
 
-        if (daxctl_confdir) {
-                r = pmem_daxctl_conf_load(daxctl_confdir, &conf);
-                if (r < 0)
-                        return r;
-        }
+        r = load_daxctl_conf(daxctl_confdir, &conf);
+        if (r < 0)
+                return r;
         return pmem_decide_conf(dev, p, daxctl_confdir ? &conf : NULL, ret);
 }
 
@@ -174,11 +177,9 @@ int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, c
         _cleanup_(pmem_daxctl_conf_clearp) struct daxctl_conf conf = {};
         int r;
 
-        if (daxctl_confdir) {
-                r = pmem_daxctl_conf_load(daxctl_confdir, &conf);
-                if (r < 0)
-                        return r;
-        }
+        r = load_daxctl_conf(daxctl_confdir, &conf);
+        if (r < 0)
+                return r;
         for (size_t i = 0; d && i < d->n; i++) {
                 const struct pmem_device *dev = &d->devices[i];
                 struct pmem_decision dec;

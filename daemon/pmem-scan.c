@@ -352,6 +352,11 @@ static int cmp_interval(const void *a, const void *b) {
         return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* An address (the key) against an interval's start, for upper_bound(). */
+static int cmp_interval_start(const void *key, const void *entry) {
+        return cmp_u64(key, &((const struct interval *) entry)->start);
+}
+
 /* Replace an owned string; NULL clears it. */
 static int set_string(char **dst, const char *src) {
         char *s = NULL;
@@ -421,24 +426,17 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
                 struct mem_block *b = &set->blocks[i];
                 const struct interval *hit;
                 uint64_t start, end;
-                size_t lo = 0, hi = m;
+                size_t above;
 
                 if (block_phys_start(b->id, block_size, &start) < 0)
                         continue;
                 end = start + block_size;
 
-                /* Last interval starting at or below the block. */
-                while (lo < hi) {
-                        size_t mid = lo + (hi - lo) / 2;
-
-                        if (iv[mid].start <= start)
-                                lo = mid + 1;
-                        else
-                                hi = mid;
-                }
-                if (lo == 0)
+                /* The last interval starting at or below the block. */
+                above = upper_bound(&start, iv, m, sizeof(*iv), cmp_interval_start);
+                if (above == 0)
                         continue;
-                hit = &iv[lo - 1];
+                hit = &iv[above - 1];
                 /* kmem adds only whole blocks inside its range: a partial overlap is someone else's. */
                 if (end > hit->end)
                         continue;

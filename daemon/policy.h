@@ -76,6 +76,9 @@ struct policy {
         unsigned retries;               /* EBUSY/EAGAIN retries per block */
         unsigned retry_backoff_ms;      /* first backoff, doubles, capped */
         unsigned retry_backoff_max_ms;
+#define POLICY_DEFAULT_RETRIES 5U
+#define POLICY_DEFAULT_RETRY_BACKOFF_MS 5U
+#define POLICY_DEFAULT_RETRY_BACKOFF_MAX_MS 200U
         unsigned node_link_wait_ms;     /* wait for memoryN/nodeX to appear */
         enum event_source event_source;
         bool take_over_auto_online;     /* auto_online_blocks = offline while we run */

@@ -623,6 +623,34 @@ static void test_binary_search(void **state) {
         }
 }
 
+static int count_calls;
+
+static int step(int r) {
+        count_calls++;
+        return r;
+}
+
+static void test_ret_gather(void **state) {
+        int r = 0;
+
+        (void) state;
+        /* Every step runs; the first failure stays; the macro gives each step's own value. */
+        assert_int_equal(RET_GATHER(r, step(0)), 0);
+        assert_int_equal(r, 0);
+        assert_int_equal(RET_GATHER(r, step(3)), 3);
+        assert_int_equal(r, 0);                         /* success, even positive, is no failure */
+        assert_int_equal(RET_GATHER(r, step(-ENOENT)), -ENOENT);
+        assert_int_equal(RET_GATHER(r, step(-ENOMEM)), -ENOMEM);
+        assert_int_equal(RET_GATHER(r, step(0)), 0);
+        assert_int_equal(r, -ENOENT);
+        assert_int_equal(count_calls, 5);
+        /* A positive ret counts as no failure yet. */
+        r = 7;
+        RET_GATHER(r, step(-EIO));
+        assert_int_equal(r, -EIO);
+        assert_int_equal(count_calls, 6);
+}
+
 /* getopt's messages name the subcommand; the caller's argv is left alone. */
 static void test_argv_named(void **state) {
         char *in[] = { (char *) "status", (char *) "--json", NULL };
@@ -661,6 +689,7 @@ int main(void) {
                 cmocka_unit_test(test_sysfs_errors),
                 cmocka_unit_test(test_sysfs_write_readonly),
                 cmocka_unit_test(test_sysfs_list_ids),
+                cmocka_unit_test(test_ret_gather),
                 cmocka_unit_test(test_argv_named),
         };
 

@@ -39,6 +39,10 @@ int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const 
         record_add(&rec, "MEMONLINE_TOTAL_USEC=%" PRIu64, total_usec);
         record_add(&rec, "MEMONLINE_BLOCKS=%zu", blocks);
         record_add(&rec, "MEMONLINE_BYTES=%" PRIu64, bytes);
+        if (conv && !conv->already && !failed)
+                record_add(&rec, "MEMONLINE_MEMMAP_ON_MEMORY=%s", pmem_memmap_to_string(conv->memmap.effective));
+        if (conv && !conv->already && !failed && conv->memmap.unmet)
+                record_add(&rec, "MEMONLINE_MEMMAP_REASON=%s", conv->memmap.reason);
         if (failed) {
                 record_add(&rec, "MEMONLINE_ERRNO=%d", -conv->error);
                 record_add(&rec, "MESSAGE=%s: %s", dev->name, how);

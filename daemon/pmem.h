@@ -29,6 +29,14 @@ enum pmem_mode {
 
 const char *pmem_mode_to_string(enum pmem_mode m);     /* "unknown", "devdax", "system-ram" */
 
+/* The kernel's memory_hotplug.memmap_on_memory (pmem-memmap.h). */
+enum pmem_memmap_global {
+        PMEM_MEMMAP_GLOBAL_UNKNOWN = 0, /* could not be read */
+        PMEM_MEMMAP_GLOBAL_ABSENT,      /* no such parameter: no CONFIG_MHP_MEMMAP_ON_MEMORY */
+        PMEM_MEMMAP_GLOBAL_OFF,         /* "N", the default */
+        PMEM_MEMMAP_GLOBAL_ON,          /* "Y" or "force" */
+};
+
 struct pmem_range {
         uint64_t start, end;            /* physical, end exclusive */
 };
@@ -41,6 +49,7 @@ struct pmem_device {
         uint64_t size;                  /* bytes */
         int target_node;                /* node kmem adds the memory to; NODE_NONE if absent */
         int numa_node;                  /* node of the device itself; NODE_NONE if absent */
+        int memmap_on_memory;           /* its attribute: 0, 1; -1 if absent (before 6.8) or unreadable */
         struct pmem_range *ranges;      /* ascending, from mappingN or resource+size */
         size_t n_ranges;
         /* libnvdimm attribution, NULL / -1 when the device is not on an nd bus */
@@ -64,6 +73,7 @@ struct pmem_devices {
         size_t n_unreadable;
         char unreadable_name[32];       /* the first of them, and why */
         int unreadable_error;
+        enum pmem_memmap_global memmap_global;  /* read with the devices */
 };
 
 void pmem_device_done(struct pmem_device *dev);         /* frees contents */

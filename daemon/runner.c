@@ -727,6 +727,17 @@ static size_t dax_candidates(const struct job *j, const struct pmem_devices *dev
         return n;
 }
 
+/* memmap_on_memory not as the policy asks: warned once, then in each device record only. */
+static void report_memmap(struct runner *c, const char *device, const struct pmem_memmap_outcome *m) {
+        if (!m->reason[0])
+                return;
+        report_log(c->reporter, m->unmet && !c->memmap_warned ? LOG_WARNING : LOG_DEBUG, NULL,
+                   "%s: converting with memmap_on_memory=%s%s: %s", device, pmem_memmap_to_string(m->effective),
+                   m->unmet ? ", not as the policy asks" : "", m->reason);
+        if (m->unmet)
+                c->memmap_warned = true;
+}
+
 /* Convert selected devdax devices to system-ram and online their memory at once. */
 static void handle_dax(struct runner *c, struct job *j) {
         struct pmem_devices devs = {};
@@ -766,13 +777,15 @@ static void handle_dax(struct runner *c, struct job *j) {
                                    NULL, "%s: not converting: %s", dev->name, r < 0 ? strerror(-r) : d.reason);
                         continue;
                 }
-                r = pmem_convert(c->sysfs_root, dev->name, &conv);
+                r = pmem_convert(c->sysfs_root, dev->name, d.memmap_on_memory, &conv);
                 if (r < 0) {
                         report_log(c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s; trying "
                                    "again later", dev->name, conv.reason[0] ? conv.reason : strerror(-r));
                         j->dax_failed++;
                         continue;
                 }
+                if (!conv.already)
+                        report_memmap(c, dev->name, &conv.memmap);
                 online_converted(c, j, dev, &conv, event_usec[i] ? event_usec[i] : now_usec());
         }
         pmem_devices_clear(&devs);

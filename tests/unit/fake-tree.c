@@ -380,6 +380,10 @@ char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
         }
 
         dax_device_files(root, dev_dir, d->region, d->id, d->start, d->size, d->target_node, d->driver);
+        if (d->memmap_on_memory) {
+                snprintf(rel, sizeof(rel), "%s/memmap_on_memory", dev_dir);
+                fake_write(root, rel, "%s\n", d->memmap_on_memory);
+        }
         free(region_dir);
         return dev_dir;
 }

@@ -14,6 +14,7 @@
  *   pmem-cxl.c           which CXL region, root decoder and memdevs a device is on
  *   pmem-daxctl-conf.c   daxctl's own configuration (daxctl.conf.d)
  *   pmem-decide.c        whether memonlined converts a device, and --dry-run
+ *   pmem-memmap.c        memmap_on_memory: where the kmem bind puts the memmap
  *   pmem-convert.c       devdax -> system-ram through libdaxctl
  *   pmem-record.c        the journal record of a handled device
  */

@@ -12,8 +12,10 @@
 #include "pmem.h"
 #include "pmem-decide.h"
 #include "pmem-memmap.h"
+#include "pmem-record.h"
 #include "pmem-scan.h"
 #include "policy.h"
+#include "report.h"
 #include "util.h"
 
 #define GiB (UINT64_C(1) << 30)
@@ -360,6 +362,40 @@ static void test_dry_run(void **state) {
         assert_string_equal(a, "0");
 }
 
+/* The device record says what the bind got, and why when not as asked; nothing for a device not ours. */
+static void test_record(void **state) {
+        const char *root = *state;
+        _cleanup_(pmem_devices_clearp) struct pmem_devices devs = {};
+        struct pmem_convert_result yes = { .bind_usec = 900, .memmap = { .effective = PMEM_MEMMAP_YES } };
+        struct pmem_convert_result no = { .bind_usec = 900 };
+        _cleanup_free_ char *buf = NULL;
+        struct reporter rep;
+        size_t size = 0;
+        char *l2, *l3;
+
+        add_devdax(root, "0");
+        assert_int_equal(pmem_scan(root, &devs), 1);
+        pmem_memmap_plan(MEMMAP_ON, 0, PMEM_MEMMAP_GLOBAL_OFF, NULL, &no.memmap);
+        reporter_init(&rep, LOG_TARGET_CONSOLE);
+        rep.out = open_memstream(&buf, &size);
+        assert_non_null(rep.out);
+        assert_int_equal(pmem_report_device(&rep, &devs.devices[0], &yes, 1000, 2000, 15, 15 * 128 * (1 << 20)), 0);
+        assert_int_equal(pmem_report_device(&rep, &devs.devices[0], &no, 1000, 2000, 15, 15 * 128 * (1 << 20)), 0);
+        assert_int_equal(pmem_report_device(&rep, &devs.devices[0], NULL, 1000, 2000, 15, 15 * 128 * (1 << 20)), 0);
+        assert_int_equal(fclose(rep.out), 0);
+        l2 = strchr(buf, '\n');
+        assert_non_null(l2);
+        *l2++ = '\0';
+        l3 = strchr(l2, '\n');
+        assert_non_null(l3);
+        *l3++ = '\0';
+        assert_non_null(strstr(buf, " MEMONLINE_MEMMAP_ON_MEMORY=yes"));
+        assert_null(strstr(buf, "MEMONLINE_MEMMAP_REASON"));
+        assert_non_null(strstr(l2, " MEMONLINE_MEMMAP_ON_MEMORY=no"));
+        assert_non_null(strstr(l2, "MEMONLINE_MEMMAP_REASON=\"memory_hotplug.memmap_on_memory is off"));
+        assert_null(strstr(l3, "MEMMAP"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_read_global, setup, teardown),
@@ -370,6 +406,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_apply_fail_safe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_decide_setting, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_record, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -626,6 +626,13 @@ echo "nothing came online"; exit 3
             time.sleep(1)
         check(g.rc == 0, "journal of memonlined.service has no %r after a broken reload" % BROKEN_LINE)
         self.hotadd_and_check(0, 512 * MiB, "Normal")
+        # status names the refused file and exits 3 (its tables still come, from the built-in defaults)
+        st = self.sh("memonlined status --json", check=False)
+        check(st.rc == 3 and BROKEN_LINE in st.err and json.loads(st.out).get("nodes"),
+              "status with a refused policy file: rc %s, stderr %r" % (st.rc, st.err.strip()[:300]))
+        # Leave a valid file for the scenarios after this one.
+        self.vm.write_guest_file(CONF, CONF_KERNEL)
+        self.sh("memonlined --check-config && systemctl reload memonlined")
 
     # ------------------------------------------------------------- pmem
     # The pmem boot runs with CONF_PMEM: memonlined converts devdax

@@ -46,6 +46,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import traceback
@@ -353,8 +354,17 @@ def new_vm(args, append, cxl=()):
 
 
 def kernel_fields(args, res, append):
-    res["kernel"], res["kver"] = args.kernel, args.kver
+    res["kernel"], res["kver"], res["qemu"] = args.kernel, args.kver, args.qemu
     res["kernel_append"] = append
+
+
+def qemu_version():
+    try:
+        out = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"version (\S+)", out)
+    return m.group(1) if m else None
 
 
 def step(vm, what):
@@ -650,6 +660,7 @@ def main():
     a.kver = env.get("KVER")
     a.kernel = kernel_tag(a.kver)
     a.cxl = env.get("CXL") == "yes"
+    a.qemu = qemu_version()
     # What auto_online_blocks reads at boot: each contender gets the command line it needs from it.
     a.boot_auto = kernel_auto_online(os.path.join(a.image_dir, "config"))
     if a.boot_auto is None:

@@ -58,21 +58,19 @@ static uint64_t tally_duration(const struct tally *t) {
         return t->end_usec > t->start_usec ? t->end_usec - t->start_usec : 0;
 }
 
-static int add_tally(struct record *rec, const struct tally *t) {
+static void add_tally(struct record *rec, const struct tally *t) {
         uint64_t dur = tally_duration(t);
-        int r = 0;
 
-        r |= record_add(rec, "MEMONLINE_BLOCKS=%zu", tally_attempted(t));
-        r |= record_add(rec, "MEMONLINE_BYTES=%" PRIu64, t->bytes);
-        r |= record_add(rec, "MEMONLINE_FAILED=%zu", t->failed);
-        r |= record_add(rec, "MEMONLINE_ALREADY_ONLINE=%zu", t->already);
-        r |= record_add(rec, "MEMONLINE_NOT_ATTEMPTED=%zu", t->not_attempted);
-        r |= record_add(rec, "MEMONLINE_DURATION_USEC=%" PRIu64, dur);
-        r |= record_add(rec, "MEMONLINE_GIBPS=%.3f", gibps(t->bytes, dur));
-        r |= record_add(rec, "MEMONLINE_P50_USEC=%" PRIu64, percentile_usec(t->lat, t->n_lat, 50));
-        r |= record_add(rec, "MEMONLINE_P99_USEC=%" PRIu64, percentile_usec(t->lat, t->n_lat, 99));
-        r |= record_add(rec, "MEMONLINE_MAX_USEC=%" PRIu64, t->n_lat > 0 ? t->lat[t->n_lat - 1] : 0);
-        return r < 0 ? -ENOMEM : 0;
+        record_add(rec, "MEMONLINE_BLOCKS=%zu", tally_attempted(t));
+        record_add(rec, "MEMONLINE_BYTES=%" PRIu64, t->bytes);
+        record_add(rec, "MEMONLINE_FAILED=%zu", t->failed);
+        record_add(rec, "MEMONLINE_ALREADY_ONLINE=%zu", t->already);
+        record_add(rec, "MEMONLINE_NOT_ATTEMPTED=%zu", t->not_attempted);
+        record_add(rec, "MEMONLINE_DURATION_USEC=%" PRIu64, dur);
+        record_add(rec, "MEMONLINE_GIBPS=%.3f", gibps(t->bytes, dur));
+        record_add(rec, "MEMONLINE_P50_USEC=%" PRIu64, percentile_usec(t->lat, t->n_lat, 50));
+        record_add(rec, "MEMONLINE_P99_USEC=%" PRIu64, percentile_usec(t->lat, t->n_lat, 99));
+        record_add(rec, "MEMONLINE_MAX_USEC=%" PRIu64, t->n_lat > 0 ? t->lat[t->n_lat - 1] : 0);
 }
 
 /* The tail of a summary: ", 2 already online, 3 not attempted (stopping)", or "". */
@@ -130,45 +128,45 @@ static int attribution_collect(struct attribution *a, const struct plan_item *it
                 if (!b)
                         continue;
                 /* The dax device's name, else the hotplug device's (a DIMM, virtio-mem). */
-                r |= strlist_add_unique(&a->device, b->device ?: (b->memdev ? b->memdev->name : NULL));
+                RET_GATHER(r, strlist_add_unique(&a->device, b->device ?: (b->memdev ? b->memdev->name : NULL)));
                 if (b->memdev || b->device)
-                        r |= strlist_add_unique(&a->kind, memdev_kind_to_string(b->device ? MEMDEV_DAX : b->memdev->kind));
-                r |= strlist_add_unique(&a->namespace_name, b->namespace_name);
-                r |= strlist_add_unique(&a->cxl_region, b->cxl_region);
-                r |= list_add_each(&a->cxl_memdev, b->cxl_memdevs);
+                        RET_GATHER(r, strlist_add_unique(&a->kind, memdev_kind_to_string(b->device ? MEMDEV_DAX : b->memdev->kind)));
+                RET_GATHER(r, strlist_add_unique(&a->namespace_name, b->namespace_name));
+                RET_GATHER(r, strlist_add_unique(&a->cxl_region, b->cxl_region));
+                RET_GATHER(r, list_add_each(&a->cxl_memdev, b->cxl_memdevs));
                 if (b->region >= 0) {
                         snprintf(region, sizeof(region), "%d", b->region);
-                        r |= strlist_add_unique(&a->region, region);
+                        RET_GATHER(r, strlist_add_unique(&a->region, region));
                 }
         }
-        return r < 0 ? -ENOMEM : 0;
+        return r;
 }
 
 /* MEMONLINE_DEVICE/NAMESPACE/REGION/CXL_REGION/CXL_MEMDEV, only for those present. */
-static int attribution_add(struct record *rec, const struct attribution *a) {
-        int r = 0;
-
+static void attribution_add(struct record *rec, const struct attribution *a) {
         if (a->device)
-                r |= record_add(rec, "MEMONLINE_DEVICE=%s", a->device);
+                record_add(rec, "MEMONLINE_DEVICE=%s", a->device);
         if (a->kind)
-                r |= record_add(rec, "MEMONLINE_DEVICE_KIND=%s", a->kind);
+                record_add(rec, "MEMONLINE_DEVICE_KIND=%s", a->kind);
         if (a->namespace_name)
-                r |= record_add(rec, "MEMONLINE_NAMESPACE=%s", a->namespace_name);
+                record_add(rec, "MEMONLINE_NAMESPACE=%s", a->namespace_name);
         if (a->region)
-                r |= record_add(rec, "MEMONLINE_REGION=%s", a->region);
+                record_add(rec, "MEMONLINE_REGION=%s", a->region);
         if (a->cxl_region)
-                r |= record_add(rec, "MEMONLINE_CXL_REGION=%s", a->cxl_region);
+                record_add(rec, "MEMONLINE_CXL_REGION=%s", a->cxl_region);
         if (a->cxl_memdev)
-                r |= record_add(rec, "MEMONLINE_CXL_MEMDEV=%s", a->cxl_memdev);
-        return r < 0 ? -ENOMEM : 0;
+                record_add(rec, "MEMONLINE_CXL_MEMDEV=%s", a->cxl_memdev);
 }
 
 static int add_attribution(struct record *rec, const struct plan_item *items, size_t n) {
         _cleanup_(attribution_done) struct attribution a = {};
+        int r;
 
-        if (attribution_collect(&a, items, n) < 0)
-                return -ENOMEM;
-        return attribution_add(rec, &a);
+        r = attribution_collect(&a, items, n);
+        if (r < 0)
+                return r;
+        attribution_add(rec, &a);
+        return 0;
 }
 
 static int zones_format(unsigned mask, char **ret) {
@@ -236,26 +234,26 @@ static int emit_batch(struct reporter *r, const struct batch_info *info, const s
                 return -ENOMEM;
 
         format_bytes(size, sizeof(size), t.bytes);
-        k |= record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_BATCH);
-        k |= record_add(&rec, "MESSAGE=Onlined %zu block%s (%s) on %zu node%s in %.3f s, %.2f GiB/s, %zu failed%s",
-                        t.ok, t.ok == 1 ? "" : "s", size, res->n_groups, res->n_groups == 1 ? "" : "s",
-                        (double) tally_duration(&t) / (double) USEC_PER_SEC,
-                        gibps(t.bytes, tally_duration(&t)), t.failed, extra);
-        k |= record_add(&rec, "PRIORITY=%d", t.failed > 0 ? LOG_WARNING : LOG_INFO);
-        k |= record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
-        k |= record_add(&rec, "MEMONLINE_TRIGGER=%s", info->trigger ? info->trigger : "unknown");
-        k |= add_tally(&rec, &t);
-        k |= record_add(&rec, "MEMONLINE_SKIPPED=%zu", plan->n_skipped);
-        k |= record_add(&rec, "MEMONLINE_NODES=%zu", res->n_groups);
+        record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_BATCH);
+        record_add(&rec, "MESSAGE=Onlined %zu block%s (%s) on %zu node%s in %.3f s, %.2f GiB/s, %zu failed%s",
+                   t.ok, t.ok == 1 ? "" : "s", size, res->n_groups, res->n_groups == 1 ? "" : "s",
+                   (double) tally_duration(&t) / (double) USEC_PER_SEC,
+                   gibps(t.bytes, tally_duration(&t)), t.failed, extra);
+        record_add(&rec, "PRIORITY=%d", t.failed > 0 ? LOG_WARNING : LOG_INFO);
+        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
+        record_add(&rec, "MEMONLINE_TRIGGER=%s", info->trigger ? info->trigger : "unknown");
+        add_tally(&rec, &t);
+        record_add(&rec, "MEMONLINE_SKIPPED=%zu", plan->n_skipped);
+        record_add(&rec, "MEMONLINE_NODES=%zu", res->n_groups);
         if (info->first_event_usec != 0 && res->end_usec >= info->first_event_usec)
-                k |= record_add(&rec, "MEMONLINE_LATENCY_USEC=%" PRIu64, res->end_usec - info->first_event_usec);
-        k |= record_add(&rec, "MEMONLINE_CPU_USEC=%" PRIu64, info->cpu_usec);
-        k |= record_add(&rec, "MEMONLINE_PREPARE_USEC=%" PRIu64, info->prepare_usec);
+                record_add(&rec, "MEMONLINE_LATENCY_USEC=%" PRIu64, res->end_usec - info->first_event_usec);
+        record_add(&rec, "MEMONLINE_CPU_USEC=%" PRIu64, info->cpu_usec);
+        record_add(&rec, "MEMONLINE_PREPARE_USEC=%" PRIu64, info->prepare_usec);
         for (size_t g = 0; g < plan->n_groups; g++)
-                k |= attribution_collect(&a, plan->groups[g].items, plan->groups[g].n_items);
-        k |= attribution_add(&rec, &a);
+                RET_GATHER(k, attribution_collect(&a, plan->groups[g].items, plan->groups[g].n_items));
         if (k < 0)
-                return -ENOMEM;
+                return k;
+        attribution_add(&rec, &a);
         return record_emit(r, &rec);
 }
 
@@ -281,22 +279,22 @@ static int emit_node(struct reporter *r, const struct batch_info *info, const st
                 return -ENOMEM;
 
         format_bytes(size, sizeof(size), t.bytes);
-        k |= record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_NODE);
-        k |= record_add(&rec, "MESSAGE=Node %d: onlined %zu block%s (%s) as %s from CPUs %s in %.3f s, %.2f GiB/s, %zu failed%s",
-                        gr->node, t.ok, t.ok == 1 ? "" : "s", size, *zones ? zones : "-", *cpus ? cpus : "-",
-                        (double) tally_duration(&t) / (double) USEC_PER_SEC,
-                        gibps(t.bytes, tally_duration(&t)), t.failed, extra);
-        k |= record_add(&rec, "PRIORITY=%d", t.failed > 0 ? LOG_WARNING : LOG_INFO);
-        k |= record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
-        k |= record_add(&rec, "MEMONLINE_TRIGGER=%s", info->trigger ? info->trigger : "unknown");
-        k |= record_add(&rec, "MEMONLINE_NODE=%d", gr->node);
-        k |= record_add(&rec, "MEMONLINE_WRITER_NODE=%d", gr->writer_node);
-        k |= record_add(&rec, "MEMONLINE_ZONE=%s", zones);
-        k |= record_add(&rec, "MEMONLINE_CPUS=%s", cpus);
-        k |= add_tally(&rec, &t);
-        k |= add_attribution(&rec, pg->items, pg->n_items);
+        record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_NODE);
+        record_add(&rec, "MESSAGE=Node %d: onlined %zu block%s (%s) as %s from CPUs %s in %.3f s, %.2f GiB/s, %zu failed%s",
+                   gr->node, t.ok, t.ok == 1 ? "" : "s", size, *zones ? zones : "-", *cpus ? cpus : "-",
+                   (double) tally_duration(&t) / (double) USEC_PER_SEC,
+                   gibps(t.bytes, tally_duration(&t)), t.failed, extra);
+        record_add(&rec, "PRIORITY=%d", t.failed > 0 ? LOG_WARNING : LOG_INFO);
+        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
+        record_add(&rec, "MEMONLINE_TRIGGER=%s", info->trigger ? info->trigger : "unknown");
+        record_add(&rec, "MEMONLINE_NODE=%d", gr->node);
+        record_add(&rec, "MEMONLINE_WRITER_NODE=%d", gr->writer_node);
+        record_add(&rec, "MEMONLINE_ZONE=%s", zones);
+        record_add(&rec, "MEMONLINE_CPUS=%s", cpus);
+        add_tally(&rec, &t);
+        k = add_attribution(&rec, pg->items, pg->n_items);
         if (k < 0)
-                return -ENOMEM;
+                return k;
         return record_emit(r, &rec);
 }
 
@@ -308,24 +306,25 @@ static int emit_failure(struct reporter *r, const struct plan_item *item, const 
         const char *zone = zone_to_string(b->zone);
         int k = 0;
 
-        k |= record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
-        k |= record_add(&rec, "MESSAGE=Failed to online memory%" PRIu64 " (node %d) as %s after %u attempt%s: %s",
-                        b->id, b->node, zone, b->attempts, b->attempts == 1 ? "" : "s", strerror(err));
-        k |= record_add(&rec, "PRIORITY=%d", LOG_WARNING);
-        k |= record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
-        k |= record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, b->id);
-        k |= record_add(&rec, "MEMONLINE_NODE=%d", b->node);
-        k |= record_add(&rec, "MEMONLINE_ZONE=%s", zone);
-        k |= record_add(&rec, "MEMONLINE_ERRNO=%d", err);
-        k |= record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(err, name, sizeof(name)));
-        k |= record_add(&rec, "MEMONLINE_ATTEMPTS=%u", b->attempts);
+        record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
+        record_add(&rec, "MESSAGE=Failed to online memory%" PRIu64 " (node %d) as %s after %u attempt%s: %s",
+                   b->id, b->node, zone, b->attempts, b->attempts == 1 ? "" : "s", strerror(err));
+        record_add(&rec, "PRIORITY=%d", LOG_WARNING);
+        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
+        record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, b->id);
+        record_add(&rec, "MEMONLINE_NODE=%d", b->node);
+        record_add(&rec, "MEMONLINE_ZONE=%s", zone);
+        record_add(&rec, "MEMONLINE_ERRNO=%d", err);
+        record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(err, name, sizeof(name)));
+        record_add(&rec, "MEMONLINE_ATTEMPTS=%u", b->attempts);
         if (item && item->by_rule && b->error == -EINVAL)
-                k |= record_add(&rec, "MEMONLINE_REASON=the kernel refused %s, which %s asks; the rule stands and the "
-                                "block stays offline", zone, item->reason ?: "a rule");
-        if (item)
-                k |= add_attribution(&rec, item, 1);
-        if (k < 0)
-                return -ENOMEM;
+                record_add(&rec, "MEMONLINE_REASON=the kernel refused %s, which %s asks; the rule stands and the "
+                           "block stays offline", zone, item->reason ?: "a rule");
+        if (item) {
+                k = add_attribution(&rec, item, 1);
+                if (k < 0)
+                        return k;
+        }
         return record_emit(r, &rec);
 }
 
@@ -336,22 +335,23 @@ static int emit_left_offline(struct reporter *r, uint64_t id, int node, int erro
         char name[16];
         int k = 0;
 
-        k |= record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
-        k |= record_add(&rec, "MESSAGE=Left memory%" PRIu64 " (node %d) offline: %s; trying again later", id, node,
-                        reason);
-        k |= record_add(&rec, "PRIORITY=%d", LOG_WARNING);
-        k |= record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, batch);
-        k |= record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, id);
-        k |= record_add(&rec, "MEMONLINE_NODE=%d", node);
-        k |= record_add(&rec, "MEMONLINE_ZONE=skip");
-        k |= record_add(&rec, "MEMONLINE_ERRNO=%d", error);
-        k |= record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(error, name, sizeof(name)));
-        k |= record_add(&rec, "MEMONLINE_ATTEMPTS=0");
-        k |= record_add(&rec, "MEMONLINE_REASON=%s", reason);
-        if (item)
-                k |= add_attribution(&rec, item, 1);
-        if (k < 0)
-                return -ENOMEM;
+        record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
+        record_add(&rec, "MESSAGE=Left memory%" PRIu64 " (node %d) offline: %s; trying again later", id, node,
+                   reason);
+        record_add(&rec, "PRIORITY=%d", LOG_WARNING);
+        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, batch);
+        record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, id);
+        record_add(&rec, "MEMONLINE_NODE=%d", node);
+        record_add(&rec, "MEMONLINE_ZONE=skip");
+        record_add(&rec, "MEMONLINE_ERRNO=%d", error);
+        record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(error, name, sizeof(name)));
+        record_add(&rec, "MEMONLINE_ATTEMPTS=0");
+        record_add(&rec, "MEMONLINE_REASON=%s", reason);
+        if (item) {
+                k = add_attribution(&rec, item, 1);
+                if (k < 0)
+                        return k;
+        }
         return record_emit(r, &rec);
 }
 
@@ -375,7 +375,7 @@ int report_batch(struct reporter *r, const struct batch_info *info, const struct
                  const struct online_result *res) {
         size_t first = 0;
         uint64_t seq;
-        int ret = 0, k;
+        int ret = 0;
 
         if (!r || !info || !plan || !res)
                 return -EINVAL;
@@ -390,15 +390,11 @@ int report_batch(struct reporter *r, const struct batch_info *info, const struct
                 return -EINVAL;
 
         seq = ++r->batch_seq;
-        k = emit_batch(r, info, plan, res, seq);
-        if (k < 0 && ret == 0)
-                ret = k;
+        RET_GATHER(ret, emit_batch(r, info, plan, res, seq));
 
         first = 0;
         for (size_t g = 0; g < plan->n_groups; g++) {
-                k = emit_node(r, info, &plan->groups[g], &res->groups[g], res->blocks + first, seq);
-                if (k < 0 && ret == 0)
-                        ret = k;
+                RET_GATHER(ret, emit_node(r, info, &plan->groups[g], &res->groups[g], res->blocks + first, seq));
                 first += plan->groups[g].n_items;
         }
 
@@ -409,9 +405,7 @@ int report_batch(struct reporter *r, const struct batch_info *info, const struct
 
                         if (b->not_attempted || b->error == 0)
                                 continue;
-                        k = emit_failure(r, &plan->groups[g].items[i], b, seq);
-                        if (k < 0 && ret == 0)
-                                ret = k;
+                        RET_GATHER(ret, emit_failure(r, &plan->groups[g].items[i], b, seq));
                 }
                 first += plan->groups[g].n_items;
         }

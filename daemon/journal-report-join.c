@@ -451,21 +451,6 @@ static int add_failure(struct jr_records *r, const struct jr_entry *e, const str
         return 0;
 }
 
-bool jr_list_has(const char *list, const char *item) {
-        size_t n = strlen(item);
-
-        for (const char *p = list; p && *p; ) {
-                size_t l = strcspn(p, ",");
-
-                if (l == n && memcmp(p, item, n) == 0)
-                        return true;
-                p += l;
-                if (*p == ',')
-                        p++;
-        }
-        return false;
-}
-
 static int add_device(struct jr_records *r, const struct jr_entry *e, const struct origin *o) {
         struct jr_device *d;
         size_t idx, di;
@@ -476,7 +461,7 @@ static int add_device(struct jr_records *r, const struct jr_entry *e, const stru
                 return k;
         /* Without a seq, only join a batch that onlined this very device. */
         if (idx != JR_NONE && !e->have[JR_BATCH] &&
-            (!e->have[JR_DEVICE] || !jr_list_has(r->batches[idx].device, e->v[JR_DEVICE])))
+            (!e->have[JR_DEVICE] || !strlist_contains(r->batches[idx].device, e->v[JR_DEVICE])))
                 idx = JR_NONE;
         if (GROW(r->devices, r->a_devices, r->n_devices + 1) < 0)
                 return -ENOMEM;

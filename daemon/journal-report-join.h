@@ -145,5 +145,3 @@ bool jr_entry_from_memonlined(const struct jr_entry *e);
 void jr_batch_totals(const struct jr_batch *b, struct jr_counters *ret);
 /* The recorded GiB/s, or bytes over duration. */
 double jr_counters_gibps(const struct jr_counters *k);
-/* Is item one of the comma-separated values of list? (Batch records list every device they touched.) */
-bool jr_list_has(const char *list, const char *item);

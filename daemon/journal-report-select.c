@@ -13,7 +13,7 @@ bool jr_batch_visible(const struct jr_records *r, const struct jr_filter *f, con
 
                 if (!dev && b->device_rec != JR_NONE)
                         dev = r->devices[b->device_rec].device;
-                if (!jr_list_has(dev, f->device))
+                if (!strlist_contains(dev, f->device))
                         return false;
         }
         if (f->node >= 0) {

@@ -1,34 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 #include <strings.h>
-#include <libsmartcols/libsmartcols.h>
-#include "escape.h"
 #include "format.h"
 #include "journal-report-render.h"
+#include "table.h"
 #include "util.h"
 
 /*
- * Tables through libsmartcols, as lsmem and lsblk print them: aligned for
- * people, -r raw, -J JSON, -n without headings. Every string from the
- * journal goes through text_cell(), which makes it safe for the format.
+ * Tables through libsmartcols (util/table.h), as lsmem and lsblk print
+ * them: aligned for people, -r raw, -J JSON, -n without headings. Every
+ * string from the journal goes through text_cell(), which makes it safe
+ * for the format.
  */
 
 #define BAR_WIDTH 30
-
-static void tablep(struct libscols_table **t) {
-        scols_unref_table(*t);
-}
-#define _cleanup_table_ _cleanup_(tablep)
-
-enum json_kind { JSON_STRING, JSON_NUMBER, JSON_SIZE /* a number with --bytes */ };
-
-struct column {
-        const char *name;
-        double whint;
-        int flags;
-        enum json_kind json;
-        const char *help;
-};
 
 /* The main tables' columns: -o names them. */
 enum {
@@ -36,25 +21,25 @@ enum {
         BC_RATE, BC_P50, BC_P99, BC_MAX, BC_FAILED, BC_SKIPPED, BC_NODES, BC_CPU, _BC_MAX,
 };
 
-static const struct column batch_columns[_BC_MAX] = {
-        [BC_TIME]    = { "TIME",    19, 0,               JSON_STRING, "when the batch ended, local time" },
-        [BC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC,  JSON_STRING, "host name (machines that share one: NAME/MACHINE)" },
-        [BC_MACHINE] = { "MACHINE", 32, 0,               JSON_STRING, "machine ID" },
-        [BC_BOOT]    = { "BOOT",    32, 0,               JSON_STRING, "boot ID" },
-        [BC_PID]     = { "PID",      5, SCOLS_FL_RIGHT,  JSON_NUMBER, "daemon process ID" },
-        [BC_BATCH]   = { "BATCH",    5, SCOLS_FL_RIGHT,  JSON_NUMBER, "batch number (restarts with the daemon)" },
-        [BC_TRIGGER] = { "TRIGGER",  7, SCOLS_FL_TRUNC,  JSON_STRING, "dax device(s), or udev, coldplug, rescan, once" },
-        [BC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT,  JSON_NUMBER, "memory blocks onlined" },
-        [BC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT,  JSON_SIZE,   "memory onlined" },
-        [BC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT,  JSON_NUMBER, "wall time, seconds" },
-        [BC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT,  JSON_NUMBER, "GiB onlined per second" },
-        [BC_P50]     = { "P50",      6, SCOLS_FL_RIGHT,  JSON_NUMBER, "median time to online a block, microseconds" },
-        [BC_P99]     = { "P99",      6, SCOLS_FL_RIGHT,  JSON_NUMBER, "99th percentile time per block, microseconds" },
-        [BC_MAX]     = { "MAX",      6, SCOLS_FL_RIGHT,  JSON_NUMBER, "slowest block, microseconds" },
-        [BC_FAILED]  = { "FAILED",   6, SCOLS_FL_RIGHT,  JSON_NUMBER, "blocks that failed" },
-        [BC_SKIPPED] = { "SKIPPED",  7, SCOLS_FL_RIGHT,  JSON_NUMBER, "blocks the policy skipped" },
-        [BC_NODES]   = { "NODES",    5, SCOLS_FL_RIGHT,  JSON_STRING, "node groups in the batch" },
-        [BC_CPU]     = { "CPU",      6, SCOLS_FL_RIGHT,  JSON_NUMBER, "CPU time of the writers, microseconds" },
+static const struct table_column batch_columns[_BC_MAX] = {
+        [BC_TIME]    = { "TIME",    19, 0,               COL_STRING, "when the batch ended, local time", NULL },
+        [BC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC,  COL_STRING, "host name (machines that share one: NAME/MACHINE)", NULL },
+        [BC_MACHINE] = { "MACHINE", 32, 0,               COL_STRING, "machine ID", NULL },
+        [BC_BOOT]    = { "BOOT",    32, 0,               COL_STRING, "boot ID", NULL },
+        [BC_PID]     = { "PID",      5, SCOLS_FL_RIGHT,  COL_NUMBER, "daemon process ID", NULL },
+        [BC_BATCH]   = { "BATCH",    5, SCOLS_FL_RIGHT,  COL_NUMBER, "batch number (restarts with the daemon)", NULL },
+        [BC_TRIGGER] = { "TRIGGER",  7, SCOLS_FL_TRUNC,  COL_STRING, "dax device(s), or udev, coldplug, rescan, once", NULL },
+        [BC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT,  COL_NUMBER, "memory blocks onlined", NULL },
+        [BC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT,  COL_SIZE,   "memory onlined", NULL },
+        [BC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT,  COL_NUMBER, "wall time, seconds", NULL },
+        [BC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT,  COL_NUMBER, "GiB onlined per second", NULL },
+        [BC_P50]     = { "P50",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "median time to online a block, microseconds", NULL },
+        [BC_P99]     = { "P99",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "99th percentile time per block, microseconds", NULL },
+        [BC_MAX]     = { "MAX",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "slowest block, microseconds", NULL },
+        [BC_FAILED]  = { "FAILED",   6, SCOLS_FL_RIGHT,  COL_NUMBER, "blocks that failed", NULL },
+        [BC_SKIPPED] = { "SKIPPED",  7, SCOLS_FL_RIGHT,  COL_NUMBER, "blocks the policy skipped", NULL },
+        [BC_NODES]   = { "NODES",    5, SCOLS_FL_RIGHT,  COL_STRING, "node groups in the batch", NULL },
+        [BC_CPU]     = { "CPU",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "CPU time of the writers, microseconds", NULL },
 };
 
 enum {
@@ -62,17 +47,17 @@ enum {
         _FC_MAX,
 };
 
-static const struct column failure_columns[_FC_MAX] = {
-        [FC_TIME]     = { "TIME",     19, 0,              JSON_STRING, "when the block failed, local time" },
-        [FC_HOST]     = { "HOST",      8, SCOLS_FL_TRUNC, JSON_STRING, "host name" },
-        [FC_MACHINE]  = { "MACHINE",  32, 0,              JSON_STRING, "machine ID" },
-        [FC_BATCH]    = { "BATCH",     5, SCOLS_FL_RIGHT, JSON_NUMBER, "batch number" },
-        [FC_BLOCK]    = { "BLOCK",    11, 0,              JSON_STRING, "memory block" },
-        [FC_NODE]     = { "NODE",      4, SCOLS_FL_RIGHT, JSON_NUMBER, "NUMA node (-1: unknown)" },
-        [FC_ERRNO]    = { "ERRNO",     6, 0,              JSON_STRING, "error name" },
-        [FC_ERRNUM]   = { "ERRNUM",    3, SCOLS_FL_RIGHT, JSON_NUMBER, "error number" },
-        [FC_ATTEMPTS] = { "ATTEMPTS",  8, SCOLS_FL_RIGHT, JSON_NUMBER, "writes tried" },
-        [FC_MESSAGE]  = { "MESSAGE",  20, SCOLS_FL_TRUNC, JSON_STRING, "the record's message" },
+static const struct table_column failure_columns[_FC_MAX] = {
+        [FC_TIME]     = { "TIME",     19, 0,              COL_STRING, "when the block failed, local time", NULL },
+        [FC_HOST]     = { "HOST",      8, SCOLS_FL_TRUNC, COL_STRING, "host name", NULL },
+        [FC_MACHINE]  = { "MACHINE",  32, 0,              COL_STRING, "machine ID", NULL },
+        [FC_BATCH]    = { "BATCH",     5, SCOLS_FL_RIGHT, COL_NUMBER, "batch number", NULL },
+        [FC_BLOCK]    = { "BLOCK",    11, 0,              COL_STRING, "memory block", NULL },
+        [FC_NODE]     = { "NODE",      4, SCOLS_FL_RIGHT, COL_NUMBER, "NUMA node (-1: unknown)", NULL },
+        [FC_ERRNO]    = { "ERRNO",     6, 0,              COL_STRING, "error name", NULL },
+        [FC_ERRNUM]   = { "ERRNUM",    3, SCOLS_FL_RIGHT, COL_NUMBER, "error number", NULL },
+        [FC_ATTEMPTS] = { "ATTEMPTS",  8, SCOLS_FL_RIGHT, COL_NUMBER, "writes tried", NULL },
+        [FC_MESSAGE]  = { "MESSAGE",  20, SCOLS_FL_TRUNC, COL_STRING, "the record's message", NULL },
 };
 
 static const unsigned batch_defaults[] = { BC_TIME, BC_HOST, BC_TRIGGER, BC_BLOCKS, BC_SIZE, BC_WALL, BC_RATE, BC_P99,
@@ -81,106 +66,41 @@ static const unsigned failure_defaults[] = { FC_TIME, FC_HOST, FC_BLOCK, FC_NODE
 
 /* ---- columns from -o ------------------------------------------------------- */
 
-static int column_lookup(const struct column *cols, size_t n, const char *name, size_t len) {
-        for (size_t i = 0; i < n; i++)
-                if (strlen(cols[i].name) == len && strncasecmp(cols[i].name, name, len) == 0)
-                        return (int) i;
-        return -1;
-}
-
 int jr_columns_parse(bool failures, const char *list, unsigned **ret, size_t *ret_n, const char **ret_bad,
                      size_t *ret_bad_len) {
-        const struct column *cols = failures ? failure_columns : batch_columns;
-        size_t n_cols = failures ? _FC_MAX : _BC_MAX;
-        const unsigned *defaults = failures ? failure_defaults : batch_defaults;
-        size_t n_defaults = failures ? ELEMENTSOF(failure_defaults) : ELEMENTSOF(batch_defaults);
-        _cleanup_free_ unsigned *ids = NULL;
-        size_t n = 0, a = 0;
-        const char *p = list;
-
-        if (*p == '+') {
-                if (GROW(ids, a, n_defaults) < 0)
-                        return -ENOMEM;
-                memcpy(ids, defaults, n_defaults * sizeof(unsigned));
-                n = n_defaults;
-                p++;
-        }
-        for (;;) {
-                size_t len = strcspn(p, ",");
-                int c = column_lookup(cols, n_cols, p, len);
-
-                if (c < 0) {
-                        *ret_bad = p;
-                        *ret_bad_len = len;
-                        return -EINVAL;
-                }
-                if (GROW(ids, a, n + 1) < 0)
-                        return -ENOMEM;
-                ids[n++] = (unsigned) c;
-                if (p[len] == '\0')
-                        break;
-                p += len + 1;
-        }
-        *ret = TAKE_PTR(ids);
-        *ret_n = n;
-        return 0;
-}
-
-static void help_columns(FILE *out, const char *title, const struct column *cols, size_t n) {
-        fprintf(out, "\n%s:\n", title);
-        for (size_t i = 0; i < n; i++)
-                fprintf(out, "  %-9s %s\n", cols[i].name, cols[i].help);
+        if (failures)
+                return table_columns_parse(failure_columns, _FC_MAX, failure_defaults, ELEMENTSOF(failure_defaults),
+                                           list, ret, ret_n, ret_bad, ret_bad_len);
+        return table_columns_parse(batch_columns, _BC_MAX, batch_defaults, ELEMENTSOF(batch_defaults), list, ret,
+                                   ret_n, ret_bad, ret_bad_len);
 }
 
 void jr_columns_help(FILE *out) {
-        help_columns(out, "Columns of the batch table (-o)", batch_columns, _BC_MAX);
-        help_columns(out, "Columns of the failure list (--failures -o)", failure_columns, _FC_MAX);
+        table_columns_help(out, "Columns of the batch table (-o)", batch_columns, _BC_MAX);
+        table_columns_help(out, "Columns of the failure list (--failures -o)", failure_columns, _FC_MAX);
 }
 
 /* ---- cells -------------------------------------------------------------------- */
 
-/*
- * Journal text in the form the output needs: escaped for a terminal; as
- * it is for -r, where smartcols encodes every byte that is not printable
- * ASCII; well-formed UTF-8 for JSON, where smartcols escapes the controls.
- * NULL on ENOMEM.
- */
+static struct table_style style_of(const struct jr_view *v) {
+        return (struct table_style) {
+                .format = v->format == JR_FORMAT_JSON ? TABLE_FORMAT_JSON :
+                          v->format == JR_FORMAT_RAW ? TABLE_FORMAT_RAW : TABLE_FORMAT_TEXT,
+                .noheadings = v->noheadings, .bytes = v->bytes, .color = v->color, .utf8 = v->utf8,
+        };
+}
+
+/* Journal text in the form the output needs (table_text_cell()). NULL on ENOMEM. */
 static char *text_cell(const struct jr_view *v, const char *s) {
-        switch (v->format) {
-        case JR_FORMAT_RAW:
-                return strdup(s ?: "-");
-        case JR_FORMAT_JSON:
-                return utf8_sanitize(s ?: "");
-        default:
-                return escape_untrusted(s ?: "-", !v->utf8);
-        }
-}
+        struct table_style st = style_of(v);
 
-_printf_(1, 2) static char *cell_printf(const char *format, ...) {
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, format);
-        r = vasprintf(&s, format, ap);
-        va_end(ap);
-        return r < 0 ? NULL : s;
-}
-
-static char *u64_cell(uint64_t x) {
-        return cell_printf("%" PRIu64, x);
-}
-
-static char *fixed_cell(double x, unsigned decimals) {
-        char buf[64];
-
-        return strdup(format_fixed(buf, sizeof(buf), x, decimals));
+        return table_text_cell(&st, s);
 }
 
 static char *size_cell(const struct jr_view *v, uint64_t bytes) {
-        char buf[64];
+        struct table_style st = style_of(v);
 
-        return v->bytes ? u64_cell(bytes) : strdup(format_size_iec(buf, sizeof(buf), bytes));
+        return table_size_cell(&st, bytes);
 }
 
 static char *time_cell(uint64_t usec) {
@@ -208,64 +128,24 @@ static char *machine_cell(const struct jr_view *v, size_t host) {
 
 /* ---- tables ------------------------------------------------------------------- */
 
-static struct libscols_table *table_new(const struct jr_view *v, const char *name) {
-        struct libscols_table *tb = scols_new_table();
+static struct libscols_table *table_new_view(const struct jr_view *v, const char *name) {
+        struct table_style st = style_of(v);
 
-        if (!tb)
-                return NULL;
-        if (scols_table_set_name(tb, name) < 0 || scols_table_enable_json(tb, v->format == JR_FORMAT_JSON) < 0 ||
-            scols_table_enable_raw(tb, v->format == JR_FORMAT_RAW) < 0 ||
-            scols_table_enable_noheadings(tb, v->noheadings) < 0 || scols_table_enable_colors(tb, v->color) < 0 ||
-            /* text cells come escaped (text_cell()): smartcols would escape the escapes */
-            scols_table_enable_noencoding(tb, v->format == JR_FORMAT_TEXT) < 0) {
-                scols_unref_table(tb);
-                return NULL;
-        }
-        return tb;
+        return table_new(&st, name);
 }
 
-static int table_columns(const struct jr_view *v, struct libscols_table *tb, const struct column *cols,
+static int table_columns(const struct jr_view *v, struct libscols_table *tb, const struct table_column *cols,
                          const unsigned *ids, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                const struct column *c = &cols[ids[i]];
-                struct libscols_column *cl = scols_table_new_column(tb, c->name, c->whint, c->flags);
-                bool number = c->json == JSON_NUMBER || (c->json == JSON_SIZE && v->bytes);
+        struct table_style st = style_of(v);
 
-                if (!cl || scols_column_set_json_type(cl, number ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING) < 0)
-                        return -ENOMEM;
-                if (v->color)
-                        scols_cell_set_color(scols_column_get_header(cl), "bold");
-        }
-        return 0;
-}
-
-typedef char *(*cell_fn)(const void *row, unsigned col);
-
-/* One line: every column's cell from cell(), which hands over what it allocates. */
-static struct libscols_line *table_row(struct libscols_table *tb, const unsigned *ids, size_t n, cell_fn cell,
-                                       const void *row) {
-        struct libscols_line *ln = scols_table_new_line(tb, NULL);
-
-        if (!ln)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                char *data = cell(row, ids[i]);
-
-                if (!data || scols_line_refer_data(ln, i, data) < 0) {
-                        free(data);
-                        return NULL;
-                }
-        }
-        return ln;
+        return table_add_columns(&st, tb, cols, ids, n);
 }
 
 static void color_cell(const struct jr_view *v, struct libscols_line *ln, const unsigned *ids, size_t n, unsigned col,
                        const char *color) {
-        if (!v->color)
-                return;
-        for (size_t i = 0; i < n; i++)
-                if (ids[i] == col)
-                        (void) scols_cell_set_color(scols_line_get_cell(ln, i), color);
+        struct table_style st = style_of(v);
+
+        table_color_cell(&st, ln, ids, n, col, color);
 }
 
 /* The visible batches are from more than one host: the text tables show a host column. */
@@ -315,20 +195,20 @@ static char *batch_cell(const void *row, unsigned col) {
         case BC_HOST:    return host_cell(v, b->host);
         case BC_MACHINE: return machine_cell(v, b->host);
         case BC_BOOT:    return id_cell(v, !sd_id128_is_null(b->boot), b->boot);
-        case BC_PID:     return u64_cell(b->pid);
-        case BC_BATCH:   return u64_cell(b->seq);
+        case BC_PID:     return table_u64_cell(b->pid);
+        case BC_BATCH:   return table_u64_cell(b->seq);
         case BC_TRIGGER: return text_cell(v, jr_batch_trigger(v->records, b));
-        case BC_BLOCKS:  return u64_cell(r->k.blocks);
+        case BC_BLOCKS:  return table_u64_cell(r->k.blocks);
         case BC_SIZE:    return size_cell(v, r->k.bytes);
-        case BC_WALL:    return fixed_cell((double) r->k.duration_usec / USEC_PER_SEC, 3);
-        case BC_RATE:    return fixed_cell(jr_counters_gibps(&r->k), 2);
-        case BC_P50:     return u64_cell(r->k.p50_usec);
-        case BC_P99:     return u64_cell(r->k.p99_usec);
-        case BC_MAX:     return u64_cell(r->k.max_usec);
-        case BC_FAILED:  return u64_cell(r->failed);
-        case BC_SKIPPED: return u64_cell(r->k.skipped);
+        case BC_WALL:    return table_fixed_cell((double) r->k.duration_usec / USEC_PER_SEC, 3);
+        case BC_RATE:    return table_fixed_cell(jr_counters_gibps(&r->k), 2);
+        case BC_P50:     return table_u64_cell(r->k.p50_usec);
+        case BC_P99:     return table_u64_cell(r->k.p99_usec);
+        case BC_MAX:     return table_u64_cell(r->k.max_usec);
+        case BC_FAILED:  return table_u64_cell(r->failed);
+        case BC_SKIPPED: return table_u64_cell(r->k.skipped);
         case BC_NODES:   return text_cell(v, b->node_list);
-        case BC_CPU:     return u64_cell(r->k.cpu_usec);
+        case BC_CPU:     return table_u64_cell(r->k.cpu_usec);
         default:         return NULL;
         }
 }
@@ -338,7 +218,7 @@ struct totals {
 };
 
 static struct libscols_table *batch_table(const struct jr_view *v, struct totals *ret_totals) {
-        _cleanup_table_ struct libscols_table *tb = table_new(v, "batches");
+        _cleanup_table_ struct libscols_table *tb = table_new_view(v, "batches");
         _cleanup_free_ unsigned *ids = NULL;
         struct totals t = {};
         size_t n;
@@ -353,7 +233,7 @@ static struct libscols_table *batch_table(const struct jr_view *v, struct totals
 
                 jr_batch_totals(row.b, &row.k);
                 row.failed = MAX(row.k.failed, (uint64_t) row.b->n_failures);
-                ln = table_row(tb, ids, n, batch_cell, &row);
+                ln = table_add_row(tb, ids, n, batch_cell, &row);
                 if (!ln)
                         return NULL;
                 if (row.failed > 0)
@@ -382,19 +262,19 @@ static char *failure_cell(const void *row, unsigned col) {
         case FC_TIME:     return time_cell(f->realtime);
         case FC_HOST:     return host_cell(v, f->host);
         case FC_MACHINE:  return machine_cell(v, f->host);
-        case FC_BATCH:    return f->batch == JR_NONE ? text_cell(v, NULL) : u64_cell(v->records->batches[f->batch].seq);
+        case FC_BATCH:    return f->batch == JR_NONE ? text_cell(v, NULL) : table_u64_cell(v->records->batches[f->batch].seq);
         case FC_BLOCK:    return text_cell(v, f->block);
-        case FC_NODE:     return cell_printf("%d", f->node);
+        case FC_NODE:     return table_printf_cell("%d", f->node);
         case FC_ERRNO:    return text_cell(v, f->errno_name);
-        case FC_ERRNUM:   return cell_printf("%d", f->err);
-        case FC_ATTEMPTS: return u64_cell(f->attempts);
+        case FC_ERRNUM:   return table_printf_cell("%d", f->err);
+        case FC_ATTEMPTS: return table_u64_cell(f->attempts);
         case FC_MESSAGE:  return text_cell(v, f->message);
         default:          return NULL;
         }
 }
 
 static struct libscols_table *failure_table(const struct jr_view *v, size_t *ret_n) {
-        _cleanup_table_ struct libscols_table *tb = table_new(v, "failures");
+        _cleanup_table_ struct libscols_table *tb = table_new_view(v, "failures");
         const struct jr_records *r = v->records;
         _cleanup_free_ unsigned *ids = NULL;
         size_t n, count = 0;
@@ -408,7 +288,7 @@ static struct libscols_table *failure_table(const struct jr_view *v, size_t *ret
 
                 if (!jr_failure_visible(r, v->filter, row.f))
                         continue;
-                ln = table_row(tb, ids, n, failure_cell, &row);
+                ln = table_add_row(tb, ids, n, failure_cell, &row);
                 if (!ln)
                         return NULL;
                 color_cell(v, ln, ids, n, FC_ERRNO, "red");
@@ -422,15 +302,15 @@ static struct libscols_table *failure_table(const struct jr_view *v, size_t *ret
 
 enum { NC_HOST, NC_NODE, NC_BATCHES, NC_BLOCKS, NC_SIZE, NC_WALL, NC_RATE, NC_BAR, _NC_MAX };
 
-static const struct column node_columns[_NC_MAX] = {
-        [NC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, JSON_STRING, NULL },
-        [NC_NODE]    = { "NODE",     4, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [NC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [NC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [NC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, JSON_SIZE, NULL },
-        [NC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [NC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [NC_BAR]     = { "",   BAR_WIDTH, 0,            JSON_STRING, NULL },
+static const struct table_column node_columns[_NC_MAX] = {
+        [NC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, COL_STRING, NULL, NULL },
+        [NC_NODE]    = { "NODE",     4, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, COL_SIZE, NULL, NULL },
+        [NC_WALL]    = { "WALL",     6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_RATE]    = { "RATE",     5, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [NC_BAR]     = { "",   BAR_WIDTH, 0,            COL_STRING, NULL, NULL },
 };
 
 struct node_row {
@@ -464,12 +344,12 @@ static char *node_cell(const void *row, unsigned col) {
 
         switch (col) {
         case NC_HOST:    return host_cell(r->v, s->host);
-        case NC_NODE:    return cell_printf("%d", s->node);
-        case NC_BATCHES: return u64_cell(s->batches);
-        case NC_BLOCKS:  return u64_cell(s->blocks);
+        case NC_NODE:    return table_printf_cell("%d", s->node);
+        case NC_BATCHES: return table_u64_cell(s->batches);
+        case NC_BLOCKS:  return table_u64_cell(s->blocks);
         case NC_SIZE:    return size_cell(r->v, s->bytes);
-        case NC_WALL:    return fixed_cell((double) s->usec / USEC_PER_SEC, 3);
-        case NC_RATE:    return fixed_cell(jr_node_sum_gibps(s), 2);
+        case NC_WALL:    return table_fixed_cell((double) s->usec / USEC_PER_SEC, 3);
+        case NC_RATE:    return table_fixed_cell(jr_node_sum_gibps(s), 2);
         case NC_BAR:     return bar_cell(r->v, jr_node_sum_gibps(s), r->max_gibps);
         default:         return NULL;
         }
@@ -477,7 +357,7 @@ static char *node_cell(const void *row, unsigned col) {
 
 /* Per host and node: batches, blocks, size, time and GiB/s, with a bar in text. NULL table: no node records. */
 static int node_table(const struct jr_view *v, bool show_host, struct libscols_table **ret) {
-        _cleanup_table_ struct libscols_table *tb = table_new(v, "nodes");
+        _cleanup_table_ struct libscols_table *tb = table_new_view(v, "nodes");
         _cleanup_free_ struct jr_node_sum *sums = NULL;
         unsigned ids[_NC_MAX];
         struct node_row row = { .v = v };
@@ -496,7 +376,7 @@ static int node_table(const struct jr_view *v, bool show_host, struct libscols_t
                 struct libscols_line *ln;
 
                 row.s = &sums[i];
-                ln = table_row(tb, ids, n, node_cell, &row);
+                ln = table_add_row(tb, ids, n, node_cell, &row);
                 if (!ln)
                         return -ENOMEM;
                 color_cell(v, ln, ids, n, NC_BAR, "green");
@@ -507,14 +387,14 @@ static int node_table(const struct jr_view *v, bool show_host, struct libscols_t
 
 enum { HC_HOST, HC_MACHINE, HC_BATCHES, HC_BLOCKS, HC_SIZE, HC_MEDIAN, HC_SLOWEST, _HC_MAX };
 
-static const struct column host_columns[_HC_MAX] = {
-        [HC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, JSON_STRING, NULL },
-        [HC_MACHINE] = { "MACHINE", 32, 0,              JSON_STRING, NULL },
-        [HC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [HC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [HC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, JSON_SIZE, NULL },
-        [HC_MEDIAN]  = { "MEDIAN-RATE", 5, SCOLS_FL_RIGHT, JSON_STRING, NULL },
-        [HC_SLOWEST] = { "SLOWEST",  7, 0,              JSON_STRING, NULL },
+static const struct table_column host_columns[_HC_MAX] = {
+        [HC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC, COL_STRING, NULL, NULL },
+        [HC_MACHINE] = { "MACHINE", 32, 0,              COL_STRING, NULL, NULL },
+        [HC_BATCHES] = { "BATCHES",  7, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [HC_BLOCKS]  = { "BLOCKS",   6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [HC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, COL_SIZE, NULL, NULL },
+        [HC_MEDIAN]  = { "MEDIAN-RATE", 5, SCOLS_FL_RIGHT, COL_STRING, NULL, NULL },
+        [HC_SLOWEST] = { "SLOWEST",  7, 0,              COL_STRING, NULL, NULL },
 };
 
 struct host_row {
@@ -532,10 +412,10 @@ static char *host_sum_cell(const void *row, unsigned col) {
         switch (col) {
         case HC_HOST:    return host_cell(r->v, r->host);
         case HC_MACHINE: return machine_cell(r->v, r->host);
-        case HC_BATCHES: return u64_cell(s->batches);
-        case HC_BLOCKS:  return u64_cell(s->blocks);
+        case HC_BATCHES: return table_u64_cell(s->batches);
+        case HC_BLOCKS:  return table_u64_cell(s->blocks);
         case HC_SIZE:    return size_cell(r->v, s->bytes);
-        case HC_MEDIAN:  return s->median_gibps < 0 ? strdup(json ? "" : "-") : fixed_cell(s->median_gibps, 2);
+        case HC_MEDIAN:  return s->median_gibps < 0 ? strdup(json ? "" : "-") : table_fixed_cell(s->median_gibps, 2);
         case HC_SLOWEST: return strdup(r->slowest ? (json ? "1" : "slowest") : (json ? "0" : ""));
         default:         return NULL;
         }
@@ -543,7 +423,7 @@ static char *host_sum_cell(const void *row, unsigned col) {
 
 /* Per host: batches, blocks, size, the median GiB/s of a batch, and which host is the slowest. */
 static int host_table(const struct jr_view *v, struct libscols_table **ret) {
-        _cleanup_table_ struct libscols_table *tb = table_new(v, "hosts");
+        _cleanup_table_ struct libscols_table *tb = table_new_view(v, "hosts");
         _cleanup_free_ struct jr_host_sum *sums = NULL;
         bool json = v->format == JR_FORMAT_JSON;
         unsigned ids[_HC_MAX];
@@ -568,7 +448,7 @@ static int host_table(const struct jr_view *v, struct libscols_table **ret) {
 
                 if (sums[h].batches == 0)
                         continue;
-                ln = table_row(tb, ids, n, host_sum_cell, &row);
+                ln = table_add_row(tb, ids, n, host_sum_cell, &row);
                 if (!ln)
                         return -ENOMEM;
                 if (row.slowest)
@@ -580,17 +460,17 @@ static int host_table(const struct jr_view *v, struct libscols_table **ret) {
 
 enum { DC_TIME, DC_HOST, DC_DEVICE, DC_NAMESPACE, DC_REGION, DC_BLOCKS, DC_SIZE, DC_BIND, DC_ONLINE, DC_TOTAL, _DC_MAX };
 
-static const struct column device_columns[_DC_MAX] = {
-        [DC_TIME]      = { "TIME",     19, 0,              JSON_STRING, NULL },
-        [DC_HOST]      = { "HOST",      8, SCOLS_FL_TRUNC, JSON_STRING, NULL },
-        [DC_DEVICE]    = { "DEVICE",    7, 0,              JSON_STRING, NULL },
-        [DC_NAMESPACE] = { "NAMESPACE", 9, 0,              JSON_STRING, NULL },
-        [DC_REGION]    = { "REGION",    7, 0,              JSON_STRING, NULL },
-        [DC_BLOCKS]    = { "BLOCKS",    6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [DC_SIZE]      = { "SIZE",      5, SCOLS_FL_RIGHT, JSON_SIZE, NULL },
-        [DC_BIND]      = { "BIND",      6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [DC_ONLINE]    = { "ONLINE",    6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
-        [DC_TOTAL]     = { "TOTAL",     6, SCOLS_FL_RIGHT, JSON_NUMBER, NULL },
+static const struct table_column device_columns[_DC_MAX] = {
+        [DC_TIME]      = { "TIME",     19, 0,              COL_STRING, NULL, NULL },
+        [DC_HOST]      = { "HOST",      8, SCOLS_FL_TRUNC, COL_STRING, NULL, NULL },
+        [DC_DEVICE]    = { "DEVICE",    7, 0,              COL_STRING, NULL, NULL },
+        [DC_NAMESPACE] = { "NAMESPACE", 9, 0,              COL_STRING, NULL, NULL },
+        [DC_REGION]    = { "REGION",    7, 0,              COL_STRING, NULL, NULL },
+        [DC_BLOCKS]    = { "BLOCKS",    6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [DC_SIZE]      = { "SIZE",      5, SCOLS_FL_RIGHT, COL_SIZE, NULL, NULL },
+        [DC_BIND]      = { "BIND",      6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [DC_ONLINE]    = { "ONLINE",    6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
+        [DC_TOTAL]     = { "TOTAL",     6, SCOLS_FL_RIGHT, COL_NUMBER, NULL, NULL },
 };
 
 struct device_row {
@@ -608,18 +488,18 @@ static char *device_cell(const void *row, unsigned col) {
         case DC_DEVICE:    return text_cell(r->v, d->device);
         case DC_NAMESPACE: return text_cell(r->v, d->namespace_name);
         case DC_REGION:    return text_cell(r->v, d->region);
-        case DC_BLOCKS:    return u64_cell(d->blocks);
+        case DC_BLOCKS:    return table_u64_cell(d->blocks);
         case DC_SIZE:      return size_cell(r->v, d->bytes);
-        case DC_BIND:      return fixed_cell((double) d->bind_usec / USEC_PER_SEC, 3);
-        case DC_ONLINE:    return fixed_cell((double) d->online_usec / USEC_PER_SEC, 3);
-        case DC_TOTAL:     return fixed_cell((double) d->total_usec / USEC_PER_SEC, 3);
+        case DC_BIND:      return table_fixed_cell((double) d->bind_usec / USEC_PER_SEC, 3);
+        case DC_ONLINE:    return table_fixed_cell((double) d->online_usec / USEC_PER_SEC, 3);
+        case DC_TOTAL:     return table_fixed_cell((double) d->total_usec / USEC_PER_SEC, 3);
         default:           return NULL;
         }
 }
 
 /* The dax conversions: binding to kmem, onlining, in total (seconds). NULL table in text: none. */
 static int device_table(const struct jr_view *v, bool show_host, struct libscols_table **ret) {
-        _cleanup_table_ struct libscols_table *tb = table_new(v, "conversions");
+        _cleanup_table_ struct libscols_table *tb = table_new_view(v, "conversions");
         const struct jr_records *r = v->records;
         unsigned ids[_DC_MAX];
         size_t n = 0, rows = 0;
@@ -634,7 +514,7 @@ static int device_table(const struct jr_view *v, bool show_host, struct libscols
 
                 if (!jr_device_visible(r, v->filter, row.d))
                         continue;
-                if (!table_row(tb, ids, n, device_cell, &row))
+                if (!table_add_row(tb, ids, n, device_cell, &row))
                         return -ENOMEM;
                 rows++;
         }
@@ -645,32 +525,19 @@ static int device_table(const struct jr_view *v, bool show_host, struct libscols
 /* ---- output ---------------------------------------------------------------------- */
 
 static int print_text(FILE *out, const struct jr_view *v, const char *heading, struct libscols_table *tb) {
-        if (!tb)
-                return 0;
-        if (heading)
-                fprintf(out, "\n%s%s%s\n", v->color ? "\033[1m" : "", heading, v->color ? "\033[0m" : "");
-        if (scols_table_set_stream(tb, out) < 0 || scols_print_table(tb) < 0)
-                return -EIO;
-        return 0;
+        struct table_style st = style_of(v);
+
+        return table_print(out, &st, heading, tb);
 }
 
-/*
- * smartcols prints each table as its own JSON object, {"name": [...]}.
- * One document holds them all: the objects' members, joined.
- */
+/* One JSON document of every table. */
 static int print_json(FILE *out, struct libscols_table *const *tables, size_t n) {
-        fputs("{\n", out);
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *s = NULL;
-                size_t len;
+        int r;
 
-                if (scols_print_table_to_string(tables[i], &s) < 0 || !s)
-                        return -ENOMEM;
-                len = strlen(s);
-                if (len < 4 || !startswith(s, "{\n") || !streq(s + len - 3, "\n}\n"))
-                        return -EIO;
-                fprintf(out, "%s%.*s", i > 0 ? ",\n" : "", (int) (len - 5), s + 2);
-        }
+        fputs("{\n", out);
+        r = table_print_json_members(out, tables, n);
+        if (r < 0)
+                return r;
         fputs("\n}\n", out);
         return 0;
 }

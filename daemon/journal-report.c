@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <inttypes.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <time.h>
 #include <systemd/sd-id128.h>
@@ -13,16 +12,33 @@
 #include "timeparse.h"
 #include "util.h"
 
+/* "memonlined report: " and the message; %m is error's text. */
+_printf_(2, 0) static void report_error_va(int error, const char *format, va_list ap) {
+        fputs("memonlined report: ", stderr);
+        errno = error;
+        vfprintf(stderr, format, ap);
+        fputc('\n', stderr);
+}
+
 _printf_(1, 2) static void report_error(const char *format, ...) {
-        int saved = errno;      /* for %m */
         va_list ap;
 
-        fputs("memonlined report: ", stderr);
         va_start(ap, format);
-        errno = saved;
-        vfprintf(stderr, format, ap);
+        report_error_va(errno, format, ap);
         va_end(ap);
-        fputc('\n', stderr);
+}
+
+/* The same for a failure: returns error as -errno (it may be given either way). */
+_printf_(2, 3) static int report_error_errno(int error, const char *format, ...) {
+        int saved = errno;
+        va_list ap;
+
+        error = error < 0 ? -error : error;
+        va_start(ap, format);
+        report_error_va(error, format, ap);
+        va_end(ap);
+        errno = saved;
+        return -error;
 }
 
 static int log_oom(void) {
@@ -148,7 +164,7 @@ static int parse_query_option(struct options *o, int opt, const char *arg, char 
                 }
                 r = jr_boot_spec_parse(arg, &q->boot);
                 if (r < 0)
-                        report_error("cannot use boot \"%s\": %s", arg, strerror(-r));
+                        report_error_errno(r, "cannot use boot \"%s\": %m", arg);
                 return r < 0 ? -EINVAL : 0;
         case ARG_HOST:
                 q->host = arg;
@@ -222,14 +238,11 @@ static int check_options(struct options *o) {
 
 /* 1: go on; 0: done (help); < 0: usage error already printed. */
 static int parse_argv(struct options *o, int argc, char **argv_in) {
-        /* getopt names argv[0] in its messages: the subcommand as the user typed it */
-        _cleanup_free_ char **argv = calloc(argc + 1, sizeof(char *));
+        _cleanup_free_ char **argv = argv_named(argc, argv_in, "memonlined report");
         int opt, r;
 
         if (!argv)
                 return -ENOMEM;
-        memcpy(argv, argv_in, argc * sizeof(char *));
-        argv[0] = (char *) "memonlined report";
         optind = 0;     /* full getopt reset: main() may have parsed its own options */
         while ((opt = getopt_long(argc, argv, "+hD:S:U:b::o:Jrn", long_options, NULL)) >= 0) {
                 if (opt == 'h') {
@@ -252,23 +265,17 @@ static int parse_argv(struct options *o, int argc, char **argv_in) {
         return r < 0 ? r : 1;
 }
 
-static bool locale_is_utf8(void) {
-        const char *cs = nl_langinfo(CODESET);
-
-        return cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
-}
-
 static void log_read_error(const struct jr_query *q, const char *what, int r) {
         if (r == -ENOMEM)
                 log_oom();
         else if (r == -ENODATA && streq(what, "find the boot"))
                 report_error("no such boot in the journal");
         else if (startswith(what, "open") && q->files && q->files[0])
-                report_error("cannot open journal file %s: %s", q->files[0], strerror(-r));
+                report_error_errno(r, "cannot open journal file %s: %m", q->files[0]);
         else if (startswith(what, "open") && q->directory)
-                report_error("cannot open journal directory %s: %s", q->directory, strerror(-r));
+                report_error_errno(r, "cannot open journal directory %s: %m", q->directory);
         else
-                report_error("cannot %s: %s", what, strerror(-r));
+                report_error_errno(r, "cannot %s: %m", what);
 }
 
 /*
@@ -284,23 +291,22 @@ static int check_files(struct options *o, struct jr_files *files, bool *ret_part
         r = jr_files_check(q, files);
         if (r == -ENOMEM)
                 return log_oom();
-        if (r < 0) {
-                report_error("cannot read %s%s: %s", q->directory ? "journal directory " : "", source, strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return report_error_errno(r, "cannot read %s%s: %m", q->directory ? "journal directory " : "", source);
         if (files->n_readable == 0 && files->n_denied + files->n_failed > 0) {
-                report_error("no journal files were opened due to %s (%s: %s)",
-                             files->n_denied > 0 ? "insufficient permissions" : "errors", files->first_bad,
-                             strerror(-files->first_error));
+                report_error_errno(files->first_error, "no journal files were opened due to %s (%s: %m)",
+                                   files->n_denied > 0 ? "insufficient permissions" : "errors", files->first_bad);
                 if (files->n_denied > 0 && !q->directory && !o->n_files)
                         report_error("users in the groups 'adm' and 'systemd-journal' can read the system journal");
                 return files->first_error;
         }
         if (files->n_denied + files->n_failed > 0) {
-                report_error("%zu journal file%s not opened due to %s (%s: %s); the report covers the other %zu",
-                             files->n_denied + files->n_failed, files->n_denied + files->n_failed == 1 ? " was" : "s were",
-                             files->n_denied > 0 ? "insufficient permissions" : "errors", files->first_bad,
-                             strerror(-files->first_error), files->n_readable);
+                report_error_errno(files->first_error,
+                                   "%zu journal file%s not opened due to %s (%s: %m); the report covers the other %zu",
+                                   files->n_denied + files->n_failed,
+                                   files->n_denied + files->n_failed == 1 ? " was" : "s were",
+                                   files->n_denied > 0 ? "insufficient permissions" : "errors", files->first_bad,
+                                   files->n_readable);
                 *ret_partial = true;
         } else if (files->n_readable == 0)
                 fprintf(stderr, "No journal files were found.\n");
@@ -314,10 +320,8 @@ static int read_records(const struct options *o, struct jr_records *rec) {
         int r;
 
         r = jr_records_init(rec);
-        if (r < 0) {
-                report_error("cannot create the C locale: %s", strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return report_error_errno(r, "cannot create the C locale: %m");
         rec->all_sources = o->all_sources;
         r = jr_read_journal(&o->query, rec, &what);
         if (r < 0) {
@@ -394,7 +398,7 @@ static int render(FILE *out, const struct options *o, const struct jr_records *r
         if (r == -ENOMEM)
                 return log_oom();
         if (r < 0 || fflush(out) != 0 || ferror(out)) {
-                report_error("cannot write output: %s", strerror(r < 0 ? -r : errno));
+                report_error_errno(r < 0 ? r : errno, "cannot write output: %m");
                 return -EIO;
         }
         return 0;

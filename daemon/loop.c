@@ -142,7 +142,7 @@ static void log_policy_error(const struct loop_config *cfg, const struct policy_
         else if (e->reason[0])
                 report_log(cfg->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s: %s", e->file, e->reason);
         else
-                report_log(cfg->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s: %s", cfg->config_path, strerror(-r));
+                report_log_errno(cfg->reporter, LOG_ERR, MESSAGE_ID_CONFIG, r, "%s: %m", cfg->config_path);
 }
 
 int loop_load_policy(const struct loop_config *cfg, struct policy **ret) {
@@ -182,9 +182,9 @@ static void give_back_auto_online(struct loop *c) {
 
         r = auto_online_restore(c->sysfs_root, c->auto_online_state, c->auto_online_previous, &found);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE,
-                           "cannot restore auto_online_blocks to \"%s\": %s; it stays offline",
-                           strempty(c->auto_online_previous), strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE, r,
+                                 "cannot restore auto_online_blocks to \"%s\": %m; it stays offline",
+                                 strempty(c->auto_online_previous));
         else if (r > 0)
                 report_log(c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE,
                            "restored auto_online_blocks to \"%s\": the kernel onlines hot-added memory itself again",
@@ -210,8 +210,8 @@ static void apply_auto_online_policy(struct loop *c) {
                 return;
         r = auto_online_take_over(c->sysfs_root, c->auto_online_state, &previous);
         if (r < 0) {
-                report_log(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE,
-                           "cannot take over from kernel auto-online: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE, r,
+                                 "cannot take over from kernel auto-online: %m");
                 return;
         }
         if (r > 0)
@@ -277,8 +277,8 @@ static void schedule_retry(struct loop *c, bool needed) {
         c->retry_rounds++;
         r = sd_event_add_time_relative(c->event, &c->retry_source, CLOCK_MONOTONIC, delay, 0, on_retry, c);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL,
-                           "cannot arm the retry timer: %s; work left undone waits for the next event", strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r,
+                                 "cannot arm the retry timer: %m; work left undone waits for the next event");
         else
                 report_log(c->reporter, c->retry_rounds > 6 ? LOG_WARNING : LOG_INFO, NULL,
                            "work left undone: rescanning in %llu s", (unsigned long long) (delay / USEC_PER_SEC));
@@ -286,7 +286,7 @@ static void schedule_retry(struct loop *c, bool needed) {
 
 /* Something kept a job from starting: its work is found again by a rescan. */
 static void retry_later(struct loop *c, const char *what, int error) {
-        report_log(c->reporter, LOG_ERR, NULL, "%s: %s; rescanning later", what, strerror(-error));
+        report_log_errno(c->reporter, LOG_ERR, NULL, error, "%s: %m; rescanning later", what);
         schedule_retry(c, true);
 }
 
@@ -297,7 +297,7 @@ static void *runner_main(void *userdata) {
         c->job->error = runner_process(&c->runner_ctx, c->job);
         /* Wake the event loop; it joins us. */
         if (write(c->done_fd, &one, sizeof(one)) < 0)
-                c->job->error = c->job->error ?: -errno;
+                RET_GATHER(c->job->error, -errno);
         return NULL;
 }
 
@@ -582,8 +582,8 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                         continue;
                 }
                 if (r < 0) {
-                        report_log(c->reporter, LOG_WARNING, NULL, "receiving an event failed: %s; rescanning",
-                                   strerror(-r));
+                        report_log_errno(c->reporter, LOG_WARNING, NULL, r,
+                                         "receiving an event failed: %m; rescanning");
                         request_rescan(c, "rescan");
                         break;
                 }
@@ -662,8 +662,8 @@ static void finish_stop(struct loop *c) {
                 r = start_job(c, TAKE_PTR(j));
                 if (r >= 0)
                         return;
-                report_log(c->reporter, LOG_WARNING, NULL, "stopping: cannot start the held blocks' job: %s; "
-                           "the next start onlines them", strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "stopping: cannot start the held blocks' job: %m; "
+                                 "the next start onlines them");
         }
         sd_event_exit(c->event, 0);
 }
@@ -683,7 +683,7 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         r = sd_event_add_time_relative(c->event, &c->stop_source, CLOCK_MONOTONIC, c->stop_timeout_usec, 0,
                                        on_stop_timeout, c);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot bound the stop: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot bound the stop: %m");
         if (!c->runner_busy)
                 finish_stop(c);
         return 0;
@@ -748,8 +748,8 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 }
                 c->runtime_dir_fd = open(cfg->runtime_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (c->runtime_dir_fd < 0)
-                        report_log(c->reporter, LOG_WARNING, NULL, "%s: %s; status will not show running batches",
-                                   cfg->runtime_dir, strerror(errno));
+                        report_log_errno(c->reporter, LOG_WARNING, NULL, errno,
+                                         "%s: %m; status will not show running batches", cfg->runtime_dir);
                 else
                         remove_progress_file(c);        /* a crashed run's */
         }
@@ -804,11 +804,9 @@ static int open_feed(struct loop *c) {
         if (c->feed.receive)
                 return 0;
         r = monitor_open(c->policy->event_source, true, &c->monitor);
-        if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "cannot listen for %s events: %s",
-                           event_source_to_string(c->policy->event_source), strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot listen for %s events: %m",
+                                        event_source_to_string(c->policy->event_source));
         c->feed = (struct event_feed) {
                 .fd = monitor_fd(c->monitor),
                 .receive = feed_receive_monitor,

@@ -61,7 +61,7 @@ static void warn_conflicts(struct context *c) {
 
         r = coexist_check(c->sysfs_root, coexist_default_rules_dirs, &conf);
         if (r < 0)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "coexistence check incomplete: %s", strerror(-r));
+                report_log_errno(&c->reporter, LOG_DEBUG, NULL, r, "coexistence check incomplete: %m");
         for (size_t i = 0; i < conf.n; i++)
                 report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_CONFLICT, "%s: %s. Fix: %s", conf.items[i].where,
                            conf.items[i].what, conf.items[i].fix);
@@ -69,7 +69,7 @@ static void warn_conflicts(struct context *c) {
 
         r = coexist_slow_settings(c->sysfs_root, &conf);
         if (r < 0)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "kernel settings check incomplete: %s", strerror(-r));
+                report_log_errno(&c->reporter, LOG_DEBUG, NULL, r, "kernel settings check incomplete: %m");
         for (size_t i = 0; i < conf.n; i++)
                 report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_SLOW_KERNEL, "%s: %s. Fix: %s", conf.items[i].where,
                            conf.items[i].what, conf.items[i].fix);
@@ -113,7 +113,7 @@ static int run_daemon(struct context *c) {
                 return r == -ENOMEM ? EXIT_FAILURE : EXIT_CONFIG;
         /* Hotplug happens when memory is short: do not get paged out then. */
         if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
-                report_log(&c->reporter, LOG_DEBUG, NULL, "mlockall: %s", strerror(errno));
+                report_log_errno(&c->reporter, LOG_DEBUG, NULL, errno, "mlockall: %m");
         /* Started first: once auto-online is taken over it is no competitor to warn about. */
         r = loop_start(l);
         if (r >= 0) {
@@ -121,7 +121,7 @@ static int run_daemon(struct context *c) {
                 r = loop_run(l);
         }
         if (r < 0) {
-                report_log(&c->reporter, LOG_ERR, NULL, "fatal: %s", strerror(-r));
+                report_log_errno(&c->reporter, LOG_ERR, NULL, r, "fatal: %m");
                 return EXIT_FAILURE;
         }
         return EXIT_SUCCESS;
@@ -137,6 +137,7 @@ static int single_pass(struct context *c) {
         };
         _cleanup_policy_ struct policy *p = NULL;
         struct job j = { .trigger = "once" };
+        struct progress_bar bar;
         size_t undone;
         int r;
 
@@ -146,7 +147,14 @@ static int single_pass(struct context *c) {
         j.policy = p;
         if (!c->dry_run)
                 warn_conflicts(c);
+        /* A long pass on a terminal shows how far it got; a failed start only costs the bar. */
+        if (!c->dry_run && progress_bar_start(&bar, stderr) > 0)
+                c->runner_ctx.progress = &bar.progress;
         r = runner_process(&c->runner_ctx, &j);
+        if (c->runner_ctx.progress) {
+                progress_bar_stop(&bar);
+                c->runner_ctx.progress = NULL;
+        }
         if (r < 0)
                 return EXIT_FAILURE;
         if (c->dry_run)
@@ -165,7 +173,7 @@ static int single_pass(struct context *c) {
 static void help(void) {
         printf("Usage: memonlined [OPTIONS]\n"
                "       memonlined report [OPTIONS]   (see memonlined-report(8))\n"
-               "       memonlined status [--json]\n"
+               "       memonlined status [OPTIONS]   (see memonlined-status(8))\n"
                "\n"
                "Online hot-added memory blocks per policy, node-aware, with timing records.\n"
                "\n"
@@ -176,7 +184,10 @@ static void help(void) {
                "     --check-config         Validate the policy file and exit\n"
                "     --log-target TARGET    auto, journal or console\n"
                "  -V --version              Print the version\n"
-               "  -h --help                 Show this help\n",
+               "  -h --help                 Show this help\n"
+               "\n"
+               "Exit status: 0 success; 1 failure; 2 bad option or argument; 3 the policy file\n"
+               "is refused; 64 partial: --once onlined some blocks but not all.\n",
                DEFAULT_CONFIG);
 }
 
@@ -249,8 +260,7 @@ int main(int argc, char **argv) {
         if (argc > 1 && streq(argv[1], "status")) {
                 const char *root = getenv("MEMONLINED_SYSFS_ROOT");
 
-                return status_main(argc - 1, argv + 1, root ? root : "/sys", stdout) == 0 ? EXIT_SUCCESS
-                                                                                           : EXIT_FAILURE;
+                return status_main(argc - 1, argv + 1, root ? root : "/sys", stdout);
         }
 
         r = parse_argv(&c, argc, argv);

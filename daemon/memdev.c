@@ -3,8 +3,10 @@
 #include <limits.h>
 #include "blocks.h"
 #include "memdev.h"
+#include "pmem.h"
 #include "string-table.h"
 #include "sysfs.h"
+#include "topology.h"
 #include "util.h"
 
 /* An iomem line longer than this is not the kernel's: skipped. */
@@ -351,5 +353,96 @@ int memdev_virtio_mem_name(const char *sysfs_root, char **ret) {
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(name);
+        return 0;
+}
+
+/* The span of a dax device's ranges, for the device as a whole. */
+static bool dax_span(const struct pmem_device *d, uint64_t *ret_start, uint64_t *ret_end) {
+        uint64_t start = UINT64_MAX, end = 0;
+
+        for (size_t i = 0; i < d->n_ranges; i++) {
+                start = MIN(start, d->ranges[i].start);
+                end = MAX(end, d->ranges[i].end);
+        }
+        if (start >= end)
+                return false;
+        *ret_start = start;
+        *ret_end = end;
+        return true;
+}
+
+/*
+ * Driver-managed memory with no device of its own yet: blocks outside the
+ * firmware's RAM ranges that no device holds. Where virtio-mem is bound
+ * and iomem could not say its region (it shows addresses only with
+ * CAP_SYS_ADMIN), these are virtio-mem's: one entry per run of blocks.
+ */
+static int add_driver_managed(const char *sysfs_root, const struct topology *t, const struct ram_ranges *fw,
+                              struct memdev_set *s) {
+        _cleanup_free_ char *name = NULL;
+        uint64_t run_start = 0, run_end = 0;
+        int r;
+
+        if (fw->n == 0)
+                return 0;
+        for (size_t i = 0; i < s->n; i++)
+                if (s->devs[i].kind == MEMDEV_VIRTIO_MEM)
+                        return 0;       /* iomem named them */
+        r = memdev_virtio_mem_name(sysfs_root, &name);
+        if (r < 0 || !name)
+                return r;
+        for (size_t i = 0; i <= t->n_blocks; i++) {
+                uint64_t start = 0;
+                bool ours = i < t->n_blocks && block_phys_start(t->blocks[i].id, t->block_size, &start) >= 0 &&
+                            !ram_ranges_touch(fw, start, t->block_size) && !memdev_find(s, start, t->block_size);
+
+                if (ours && run_end == start && run_end > run_start) {
+                        run_end += t->block_size;
+                        continue;
+                }
+                if (run_end > run_start) {
+                        r = memdev_set_add(s, MEMDEV_VIRTIO_MEM, name, run_start, run_end);
+                        if (r < 0)
+                                return r;
+                }
+                run_start = run_end = ours ? start : 0;
+                if (ours)
+                        run_end = start + t->block_size;
+        }
+        return 0;
+}
+
+int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
+                struct memdev_set *ret, struct ram_ranges *ret_fw) {
+        _cleanup_(memdev_set_clear) struct memdev_set s = {};
+        _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
+        _cleanup_free_ char *iomem = NULL;
+        uint64_t start, end;
+        int r;
+
+        r = memdev_scan_acpi(sysfs_root, t->block_size, &s);
+        if (r >= 0)
+                r = memdev_iomem_path(sysfs_root, &iomem);
+        if (r >= 0)
+                r = memdev_scan_virtio_mem(sysfs_root, iomem, &s);
+        for (size_t i = 0; r >= 0 && i < devs->n; i++)
+                if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
+                        r = memdev_set_add(&s, MEMDEV_DAX, devs->devices[i].name, start, end);
+        if (r >= 0)
+                r = memdev_scan_firmware_ram(sysfs_root, &fw);
+        if (r >= 0)
+                r = memdev_set_seal(&s);
+        if (r >= 0)
+                r = add_driver_managed(sysfs_root, t, &fw, &s);
+        if (r >= 0)
+                r = memdev_set_seal(&s);
+        if (r < 0)
+                return r;
+        memdev_set_clear(ret);
+        *ret = s;
+        s = (struct memdev_set) {};
+        ram_ranges_clear(ret_fw);
+        *ret_fw = fw;
+        fw = (struct ram_ranges) {};
         return 0;
 }

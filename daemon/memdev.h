@@ -83,3 +83,16 @@ int memdev_iomem_path(const char *sysfs_root, char **ret);
 
 /* The device whose span holds [start, start + size), or NULL. */
 const struct memdev *memdev_find(const struct memdev_set *s, uint64_t start, uint64_t size);
+
+struct topology;
+struct pmem_devices;
+
+/*
+ * The machine's hotplug devices: ACPI DIMMs, virtio-mem regions (from
+ * iomem; without its addresses, the runs of t's blocks outside the
+ * firmware's RAM that no other device holds), and the dax devices of devs
+ * onlined through kmem; and the firmware's RAM ranges. Replaces *ret and
+ * *ret_fw on success.
+ */
+int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
+                struct memdev_set *ret, struct ram_ranges *ret_fw);

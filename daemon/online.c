@@ -14,10 +14,6 @@
 
 #define WORKER_STACK_SIZE (256 * 1024)
 
-/* Used when the request carries no policy (tests, --once before a config). */
-#define DEFAULT_RETRIES 5U
-#define DEFAULT_BACKOFF_MS 10U
-#define DEFAULT_BACKOFF_MAX_MS 1000U
 
 /*
  * FIFO arbiter with up to `limit` holders. Waiters queue in arrival
@@ -85,7 +81,7 @@ struct online_pass {
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
         bool regular_files;             /* a test tree, not sysfs: a write must replace the contents */
-        int memory_dir_fd;              /* devices/system/memory, -1 with ops or when it cannot be opened */
+        int memory_dir_fd;              /* devices/system/memory, -1 without files or when it cannot be opened */
         int memory_dir_error;           /* why not, -errno */
 };
 
@@ -123,7 +119,7 @@ struct prefetcher {
 
 /* One thread: one CPU of one group. Everything here is owned by the thread until join. */
 struct worker {
-        struct online_pass *run;
+        struct online_pass *pass;
         size_t group;
         int cpu;                        /* -1 = unpinned */
         size_t *items;                  /* indices into res->blocks */
@@ -140,8 +136,8 @@ struct worker {
         struct prefetcher pf;
 };
 
-static bool stopped(const struct online_pass *run) {
-        return run->req->stop && atomic_load(run->req->stop);
+static bool stopped(const struct online_pass *pass) {
+        return pass->req->stop && atomic_load(pass->req->stop);
 }
 
 static int pin_self(int cpu) {
@@ -173,14 +169,14 @@ static void sleep_msec(unsigned ms) {
                 ;
 }
 
-static unsigned backoff_for(const struct online_pass *run, unsigned attempt) {
-        uint64_t ms = run->backoff_ms;
+static unsigned backoff_for(const struct online_pass *pass, unsigned attempt) {
+        uint64_t ms = pass->backoff_ms;
 
         /* attempt 1 failed -> first backoff; doubles after that. */
         for (unsigned i = 1; i < attempt && ms < UINT32_MAX; i++)
                 ms *= 2;
-        if (run->backoff_max_ms > 0 && ms > run->backoff_max_ms)
-                ms = run->backoff_max_ms;
+        if (pass->backoff_max_ms > 0 && ms > pass->backoff_max_ms)
+                ms = pass->backoff_max_ms;
         return (unsigned) ms;
 }
 
@@ -194,53 +190,60 @@ static int open_memory_dir(const char *root, int *ret_fd) {
         return 0;
 }
 
-static int open_state(const struct online_pass *run, uint64_t id, int *ret_fd) {
+static int open_state(const struct online_pass *pass, uint64_t id, int *ret_fd) {
         char rel[64];
         int fd;
 
-        if (run->memory_dir_fd < 0)
-                return run->memory_dir_error;   /* each block fails as its own open would have */
+        if (pass->memory_dir_fd < 0)
+                return pass->memory_dir_error;   /* each block fails as its own open would have */
         /* Per block, and snprintf() was most of the user time spent on one. */
         memcpy(rel, "memory", 6);
         memcpy(rel + 6 + format_u64(rel + 6, id), "/state", sizeof("/state"));
         /* One open for the state check and the write; beneath the tree, never out of it by a link. */
-        fd = sysfs_open_beneath(run->memory_dir_fd, rel, O_RDWR | O_NOCTTY);
+        fd = sysfs_open_beneath(pass->memory_dir_fd, rel, O_RDWR | O_NOCTTY);
         if (fd < 0)
                 return fd;
         *ret_fd = fd;
         return 0;
 }
 
-/* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
-static int write_state(const struct online_pass *run, uint64_t id, int fd, const char *value, size_t old_len) {
-        const struct online_ops *ops = run->req->ops;
-        int r;
+/* Through state files (without ops, or with write_file), or not at all (write_state). */
+static bool uses_files(const struct online_request *req) {
+        return !req->ops || !req->ops->write_state;
+}
 
-        if (ops)
-                return ops->write_state(ops->userdata, run->req->sysfs_root, id, value);
+int online_write_state_file(int fd, const char *value, size_t old_len, bool regular_file) {
+        size_t len = strlen(value);
+        int r;
 
         /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
         r = sysfs_write_fd(fd, value);
-        /* A regular file keeps the old tail past a shorter value; sysfs has none. */
-        if (r == 0 && run->regular_files) {
-                size_t len = strlen(value);
-
-                if (len < old_len && ftruncate(fd, (off_t) len) < 0)
-                        return -errno;
-        }
+        if (r == 0 && regular_file && len < old_len && ftruncate(fd, (off_t) len) < 0)
+                return -errno;
         return r;
 }
 
+/* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
+static int write_state(const struct online_pass *pass, uint64_t id, int fd, const char *value, size_t old_len) {
+        const struct online_ops *ops = pass->req->ops;
+
+        if (!uses_files(pass->req))
+                return ops->write_state(ops->userdata, pass->req->sysfs_root, id, value);
+        if (ops && ops->write_file)
+                return ops->write_file(ops->userdata, id, fd, value, old_len, pass->regular_files);
+        return online_write_state_file(fd, value, old_len, pass->regular_files);
+}
+
 /* The block's state now, through its open state file; *ret_len gets the bytes read (SIZE_MAX: more). */
-static int read_state(const struct online_pass *run, uint64_t id, int fd, enum block_state *ret, size_t *ret_len) {
-        const struct online_ops *ops = run->req->ops;
+static int read_state(const struct online_pass *pass, uint64_t id, int fd, enum block_state *ret, size_t *ret_len) {
+        const struct online_ops *ops = pass->req->ops;
         char buf[32];
         ssize_t n;
 
-        if (ops) {
+        if (!uses_files(pass->req)) {
                 if (!ops->read_state)
                         return -EOPNOTSUPP;
-                return ops->read_state(ops->userdata, run->req->sysfs_root, id, ret);
+                return ops->read_state(ops->userdata, pass->req->sysfs_root, id, ret);
         }
         do
                 n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -266,7 +269,7 @@ static bool tree_is_sysfs(int memory_dir_fd) {
 static void slot_take(struct worker *w) {
         if (w->holding)
                 return;
-        arbiter_acquire(&w->run->arbiter);
+        arbiter_acquire(&w->pass->arbiter);
         w->holding = true;
         w->streak = 0;
 }
@@ -274,7 +277,7 @@ static void slot_take(struct worker *w) {
 static void slot_drop(struct worker *w) {
         if (!w->holding)
                 return;
-        arbiter_release(&w->run->arbiter);
+        arbiter_release(&w->pass->arbiter);
         w->holding = false;
 }
 
@@ -286,23 +289,23 @@ static void name_thread(const char *role, int node) {
         (void) pthread_setname_np(pthread_self(), name);
 }
 
-static struct ready_block prepare_block(const struct online_pass *run, uint64_t id) {
+static struct ready_block prepare_block(const struct online_pass *pass, uint64_t id) {
         struct ready_block rb = { .fd = -1, .state_len = SIZE_MAX };
 
-        if (!run->req->ops)
-                rb.error = open_state(run, id, &rb.fd);
+        if (uses_files(pass->req))
+                rb.error = open_state(pass, id, &rb.fd);
         if (rb.error == 0)
-                rb.state_error = read_state(run, id, rb.fd, &rb.state, &rb.state_len);
+                rb.state_error = read_state(pass, id, rb.fd, &rb.state, &rb.state_len);
         return rb;
 }
 
 static void *prefetch_main(void *userdata) {
         struct worker *w = userdata;
 
-        name_thread("read", w->run->req->plan->groups[w->group].node);
+        name_thread("read", w->pass->req->plan->groups[w->group].node);
         /* Item 0 was prepared by prefetch_start(). */
         for (size_t i = 1; i < w->n_items; i++) {
-                uint64_t id = w->run->res->blocks[w->items[i]].id;
+                uint64_t id = w->pass->res->blocks[w->items[i]].id;
                 struct ready_block rb;
                 size_t done;
                 bool quit;
@@ -329,7 +332,7 @@ static void *prefetch_main(void *userdata) {
                                 w->pf.ready[w->pf.closed].fd = -1;
                         }
 
-                rb = prepare_block(w->run, id);
+                rb = prepare_block(w->pass, id);
 
                 pthread_mutex_lock(&w->pf.lock);
                 w->pf.ready[i] = rb;
@@ -373,7 +376,7 @@ static void order_writes(struct worker *w, const struct online_result *res) {
 
                 if (z < ZONE_ONLINE || z > ZONE_KERNEL)
                         continue;
-                if (held_over(w->run->req, br->id)) {
+                if (held_over(w->pass->req, br->id)) {
                         if (!held[z])
                                 last[z] = i;    /* the lowest one keeps the hole */
                         held[z] = true;
@@ -393,17 +396,17 @@ static void order_writes(struct worker *w, const struct online_result *res) {
                 w->items[n++] = deferred[i];
 }
 
-/* Start the helper; without one (tests' ops, no memory, no thread) the worker prepares inline. */
+/* Start the helper; without one (no files, one block, no thread) the worker prepares inline. */
 static void prefetch_start(struct worker *w) {
         pthread_attr_t attr;
 
-        if (w->run->req->ops || w->n_items < 2)
+        if (!uses_files(w->pass->req) || w->n_items < 2)
                 return;
         w->pf.ready = calloc(w->n_items, sizeof(*w->pf.ready));
         if (!w->pf.ready)
                 return;
         /* The first block is needed at once: no point waiting for the helper. */
-        w->pf.ready[0] = prepare_block(w->run, w->run->res->blocks[w->items[0]].id);
+        w->pf.ready[0] = prepare_block(w->pass, w->pass->res->blocks[w->items[0]].id);
         w->pf.n_ready = 1;
         pthread_mutex_init(&w->pf.lock, NULL);
         pthread_cond_init(&w->pf.cond, NULL);
@@ -428,7 +431,7 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
         struct ready_block rb;
 
         if (!w->pf.started)
-                return prepare_block(w->run, w->run->res->blocks[w->items[i]].id);
+                return prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id);
         pthread_mutex_lock(&w->pf.lock);
         while (w->pf.n_ready <= i) {
                 w->pf.worker_waits = true;
@@ -477,12 +480,92 @@ static void prefetch_stop(struct worker *w) {
         w->pf.started = false;
 }
 
-/* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. */
+/* Whether the block prepared for its turn is to be written: not if its open failed, it is gone or not offline. */
+static bool worth_writing(const struct ready_block *rb, struct block_result *br) {
+        if (rb->error == -ENOENT) {
+                br->skipped = true;     /* removed again since its add event */
+                return false;
+        }
+        if (rb->error < 0) {
+                br->error = rb->error;
+                return false;
+        }
+        /*
+         * Only offline blocks are written. The batch trusts add events; the
+         * state is read shortly before the write, through the file the
+         * write uses. A failed read leaves the verdict to the write.
+         */
+        if (rb->state_error == 0 && rb->state != BLOCK_STATE_OFFLINE) {
+                br->skipped = true;
+                return false;
+        }
+        return true;
+}
+
+/* One write, timed, with the write slot held for it; false if a stop came first. The write's 0 or -errno in *ret. */
+static bool write_in_slot(struct worker *w, struct block_result *br, const struct ready_block *rb, const char *value,
+                          int *ret) {
+        struct online_pass *pass = w->pass;
+        uint64_t t0, t1;
+        int r;
+
+        if (stopped(pass))
+                return false;
+        slot_take(w);
+        if (stopped(pass)) {
+                slot_drop(w);
+                return false;
+        }
+        t0 = now_usec();
+        r = write_state(pass, br->id, rb->fd, value, rb->state_len);
+        t1 = now_usec();
+        br->cpu = sched_getcpu();
+        /* A failure leads to a backoff or a state read: not with the slot held. */
+        if (r != 0 || ++w->streak >= pass->writes_per_turn)
+                slot_drop(w);
+
+        br->attempts++;
+        if (w->first_start == 0)
+                w->first_start = t0;
+        w->last_end = t1;
+        br->done_usec = t1;
+        if (r == 0)
+                br->usec = t1 - t0;
+        *ret = r;
+        return true;
+}
+
+/*
+ * The kernel says EINVAL for "already online" too: read the state through
+ * the file. Online: someone else won the race. Still offline: the zone
+ * asked for is not valid for this block (valid_zones, not read up front).
+ * Like the planner with valid_zones at hand, a default falls back to the
+ * kernel's choice (true: write *value now), an admin's rule stands
+ * (EINVAL, reported).
+ */
+static bool fall_back_after_einval(const struct online_pass *pass, const struct plan_item *item,
+                                   struct ready_block *rb, struct block_result *br, const char **value) {
+        enum block_state st;
+
+        if (read_state(pass, br->id, rb->fd, &st, &rb->state_len) < 0)
+                return false;
+        if (st == BLOCK_STATE_ONLINE) {
+                br->error = 0;
+                br->already_online = true;
+                return false;
+        }
+        if (st != BLOCK_STATE_OFFLINE || br->fell_back || item->by_rule || item->zone == ZONE_ONLINE)
+                return false;
+        br->fell_back = true;
+        br->zone = ZONE_ONLINE;
+        *value = zone_to_string(ZONE_ONLINE);
+        return true;
+}
+
+/* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. rb.fd is the caller's. */
 static void online_one(struct worker *w, const struct plan_item *item, struct ready_block rb,
                        struct block_result *br) {
-        struct online_pass *run = w->run;
-        int fd = rb.fd;                 /* the caller's to close */
-        enum block_state st;
+        struct online_pass *pass = w->pass;
         const char *value;
         int r;
 
@@ -492,83 +575,21 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
                 br->error = -EINVAL;
                 return;
         }
-
         /* Prepared before our turn: the slot is only held for the write itself. */
-        if (rb.error == -ENOENT) {
-                br->skipped = true;     /* removed again since its add event */
+        if (!worth_writing(&rb, br))
                 return;
-        }
-        if (rb.error < 0) {
-                br->error = rb.error;
-                return;
-        }
-        /*
-         * Only offline blocks are written. The batch trusts add events; the
-         * state is read shortly before the write, through the file the
-         * write uses. A failed read leaves the verdict to the write.
-         */
-        if (rb.state_error == 0 && rb.state != BLOCK_STATE_OFFLINE) {
-                br->skipped = true;
-                return;
-        }
 
-        for (;;) {
-                uint64_t t0, t1;
-
-                if (stopped(run))
-                        break;
-                slot_take(w);
-                if (stopped(run)) {
-                        slot_drop(w);
-                        break;
-                }
-                t0 = now_usec();
-                r = write_state(run, br->id, fd, value, rb.state_len);
-                t1 = now_usec();
-                br->cpu = sched_getcpu();
-                /* A failure leads to a backoff or a state read: not with the slot held. */
-                if (r != 0 || ++w->streak >= run->writes_per_turn)
-                        slot_drop(w);
-
-                br->attempts++;
-                if (w->first_start == 0)
-                        w->first_start = t0;
-                w->last_end = t1;
-                br->done_usec = t1;
-
-                if (r == 0) {
-                        br->error = 0;
-                        br->usec = t1 - t0;
-                        return;
-                }
+        while (write_in_slot(w, br, &rb, value, &r)) {
                 br->error = r;
-
-                if ((r == -EBUSY || r == -EAGAIN) && br->attempts <= run->retries) {
-                        sleep_msec(backoff_for(run, br->attempts));
-                        job_progress_beat(run->req->progress);
+                if (r == 0)
+                        return;
+                if ((r == -EBUSY || r == -EAGAIN) && br->attempts <= pass->retries) {
+                        sleep_msec(backoff_for(pass, br->attempts));
+                        job_progress_beat(pass->req->progress);
                         continue;
                 }
-                if (r == -EINVAL && read_state(run, br->id, fd, &st, &rb.state_len) >= 0) {
-                        /* The kernel says EINVAL for "already online": someone else won the race. */
-                        if (st == BLOCK_STATE_ONLINE) {
-                                br->error = 0;
-                                br->already_online = true;
-                                return;
-                        }
-                        /*
-                         * Still offline: the zone asked for is not valid for this
-                         * block (valid_zones, not read up front). Like the planner
-                         * with valid_zones at hand, a default falls back to the
-                         * kernel's choice; an admin's rule stands (EINVAL, reported).
-                         */
-                        if (st == BLOCK_STATE_OFFLINE && !br->fell_back && !item->by_rule &&
-                            item->zone != ZONE_ONLINE) {
-                                br->fell_back = true;
-                                br->zone = ZONE_ONLINE;
-                                value = zone_to_string(ZONE_ONLINE);
-                                continue;
-                        }
-                }
+                if (r == -EINVAL && fall_back_after_einval(pass, item, &rb, br, &value))
+                        continue;
                 return;
         }
 
@@ -581,8 +602,8 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
 
 static void *worker_main(void *userdata) {
         struct worker *w = userdata;
-        struct online_pass *run = w->run;
-        const struct plan_group *g = &run->req->plan->groups[w->group];
+        struct online_pass *pass = w->pass;
+        const struct plan_group *g = &pass->req->plan->groups[w->group];
 
         name_thread("write", g->node);
         w->ran_usec = now_usec();
@@ -594,21 +615,21 @@ static void *worker_main(void *userdata) {
 
         for (size_t i = 0; i < w->n_items; i++) {
                 size_t idx = w->items[i];
-                struct block_result *br = &run->res->blocks[idx];
+                struct block_result *br = &pass->res->blocks[idx];
                 struct ready_block rb;
 
-                if (stopped(run)) {
+                if (stopped(pass)) {
                         br->not_attempted = true;
                         br->error = -ECANCELED;
                         continue;
                 }
                 rb = take_ready(w, i);
-                job_progress_block(run->req->progress, g->node, br->id);
-                if (i >= w->first_deferred && run->req->hold_last && atomic_load(run->req->hold_last))
+                job_progress_block(pass->req->progress, g->node, br->id);
+                if (i >= w->first_deferred && pass->req->hold_last && atomic_load(pass->req->hold_last))
                         br->held = br->skipped = true;
                 else
                         online_one(w, &g->items[idx - w->first_item], rb, br);
-                job_progress_finished(run->req->progress);
+                job_progress_finished(pass->req->progress);
                 release_ready(w, i, rb.fd);
         }
         slot_drop(w);
@@ -695,9 +716,9 @@ static size_t workers_of(const struct plan_group *pg) {
 }
 
 /* Each group's items among its workers, as the planner assigned them, each worker's in write order. */
-static int workers_assign(struct online_pass *run, struct worker *workers) {
-        const struct plan *plan = run->req->plan;
-        struct online_result *res = run->res;
+static int workers_assign(struct online_pass *pass, struct worker *workers) {
+        const struct plan *plan = pass->req->plan;
+        struct online_result *res = pass->res;
         size_t first = 0, wi = 0;
 
         for (size_t g = 0; g < plan->n_groups; g++) {
@@ -710,7 +731,7 @@ static int workers_assign(struct online_pass *run, struct worker *workers) {
                         struct worker *w = &workers[wi + k];
 
                         *w = (struct worker) {
-                                .run = run,
+                                .pass = pass,
                                 .group = g,
                                 .cpu = pg->n_cpus > 0 ? pg->cpus[k] : -1,
                                 .first_item = first,
@@ -788,9 +809,9 @@ static void group_span(struct online_result *res, struct group_result *gr, const
 }
 
 /* All workers are joined: their results are ours to sum up, group by group. */
-static void result_collect(struct online_pass *run, const struct worker *workers, uint64_t pass_start) {
-        const struct plan *plan = run->req->plan;
-        struct online_result *res = run->res;
+static void result_collect(struct online_pass *pass, const struct worker *workers, uint64_t pass_start) {
+        const struct plan *plan = pass->req->plan;
+        struct online_result *res = pass->res;
         size_t first = 0, wi = 0;
         uint64_t first_t0 = 0;
 
@@ -799,7 +820,7 @@ static void result_collect(struct online_pass *run, const struct worker *workers
                 struct group_result *gr = &res->groups[g];
 
                 group_span(res, gr, &workers[wi], workers_of(pg), pass_start, &first_t0);
-                group_finish(res, g, first, pg->n_items, run->req->block_size);
+                group_finish(res, g, first, pg->n_items, pass->req->block_size);
                 res->failed += gr->failed;
                 res->bytes += gr->bytes;
                 if (gr->start_usec && (res->start_usec == 0 || gr->start_usec < res->start_usec))
@@ -814,26 +835,27 @@ static void result_collect(struct online_pass *run, const struct worker *workers
 /* The pass's settings: the policy's, or the defaults without one. */
 static struct online_pass pass_new(const struct online_request *req, struct online_result *res, int memory_dir_fd,
                           int memory_dir_error) {
-        struct online_pass run = {
+        struct online_pass pass = {
                 .req = req,
                 .memory_dir_fd = memory_dir_fd,
                 .memory_dir_error = memory_dir_error,
-                .regular_files = !req->ops && !tree_is_sysfs(memory_dir_fd),
+                .regular_files = uses_files(req) && !tree_is_sysfs(memory_dir_fd),
                 .res = res,
                 .arbiter.limit = 1,
                 .writes_per_turn = req->writes_per_turn > 0 ? req->writes_per_turn : ONLINE_WRITES_PER_TURN,
-                .retries = DEFAULT_RETRIES,
-                .backoff_ms = DEFAULT_BACKOFF_MS,
-                .backoff_max_ms = DEFAULT_BACKOFF_MAX_MS,
+                /* The daemon always passes a policy; without one (unit tests), its defaults. */
+                .retries = POLICY_DEFAULT_RETRIES,
+                .backoff_ms = POLICY_DEFAULT_RETRY_BACKOFF_MS,
+                .backoff_max_ms = POLICY_DEFAULT_RETRY_BACKOFF_MAX_MS,
         };
 
         if (req->policy) {
-                run.arbiter.limit = MAX(req->policy->max_concurrent_writes, 1U);
-                run.retries = req->policy->retries;
-                run.backoff_ms = req->policy->retry_backoff_ms;
-                run.backoff_max_ms = req->policy->retry_backoff_max_ms;
+                pass.arbiter.limit = MAX(req->policy->max_concurrent_writes, 1U);
+                pass.retries = req->policy->retries;
+                pass.backoff_ms = req->policy->retry_backoff_ms;
+                pass.backoff_max_ms = req->policy->retry_backoff_max_ms;
         }
-        return run;
+        return pass;
 }
 
 int online_write(const struct online_request *req, struct online_result **ret) {
@@ -842,14 +864,14 @@ int online_write(const struct online_request *req, struct online_result **ret) {
         struct worker *workers = NULL;
         uint64_t pass_start = now_usec();
         size_t n_workers = 0;
-        struct online_pass run;
+        struct online_pass pass;
         int r, memory_dir_error = 0;
 
         if (!req || !req->plan || !ret)
                 return -EINVAL;
-        if (!req->ops && !req->sysfs_root)
+        if (req->ops && !req->ops->write_state && !req->ops->write_file)
                 return -EINVAL;
-        if (req->ops && !req->ops->write_state)
+        if (uses_files(req) && !req->sysfs_root)
                 return -EINVAL;
 
         r = result_new(req->plan, &res);
@@ -863,16 +885,16 @@ int online_write(const struct online_request *req, struct online_result **ret) {
                         return -ENOMEM;
         }
         /* Without it every block's open fails with the directory's error, as it would have alone. */
-        if (!req->ops)
+        if (uses_files(req))
                 memory_dir_error = open_memory_dir(req->sysfs_root, &memory_dir_fd);
-        run = pass_new(req, res, memory_dir_fd, memory_dir_error);
+        pass = pass_new(req, res, memory_dir_fd, memory_dir_error);
 
-        r = workers_assign(&run, workers);
+        r = workers_assign(&pass, workers);
         if (r >= 0) {
-                pthread_mutex_init(&run.arbiter.lock, NULL);
+                pthread_mutex_init(&pass.arbiter.lock, NULL);
                 workers_run(workers, n_workers);
-                pthread_mutex_destroy(&run.arbiter.lock);
-                result_collect(&run, workers, pass_start);
+                pthread_mutex_destroy(&pass.arbiter.lock);
+                result_collect(&pass, workers, pass_start);
                 *ret = TAKE_PTR(res);
         }
         workers_free(workers, n_workers);

@@ -17,14 +17,35 @@
  * and punishes contention with a 5 ms sleep-and-restart).
  */
 
-/* Test seam: how a state write is done. Default: sysfs_write on <root>/.../memoryN/state. */
+/*
+ * Test seams: how a state write is done. Without ops, through each
+ * block's state file under sysfs_root (opened and read ahead by a
+ * helper, written with online_write_state_file()).
+ */
 struct online_ops {
-        /* Returns 0 or -errno, as write(2) would fail. */
+        /*
+         * No file at all: the test keeps the blocks' states. 0 or -errno,
+         * as write(2) would fail; read_state: 0 and the current state.
+         */
         int (*write_state)(void *userdata, const char *sysfs_root, uint64_t block_id, const char *value);
-        /* Returns 0 and the current state, or -errno. */
         int (*read_state)(void *userdata, const char *sysfs_root, uint64_t block_id, enum block_state *ret);
+        /*
+         * Or, without write_state: the files as without ops, but the write
+         * through the open file is the test's, to fail, block or cut it
+         * short; it may call online_write_state_file() with its arguments.
+         */
+        int (*write_file)(void *userdata, uint64_t block_id, int fd, const char *value, size_t old_len,
+                          bool regular_file);
         void *userdata;
 };
+
+/*
+ * One write of value at offset 0 of an open state file: 0, or -errno
+ * (-EIO when it was cut short). regular_file: not sysfs but a tree of
+ * regular files (--sysfs-root), where a value shorter than the old_len
+ * bytes there (SIZE_MAX: not known) would leave the old tail: cut it.
+ */
+int online_write_state_file(int fd, const char *value, size_t old_len, bool regular_file);
 
 struct block_result {
         uint64_t id;

@@ -22,6 +22,7 @@ struct decision {
         const char *reason;
         enum rule_origin origin;
         bool ratio_guarded;
+        bool guarded_by_device;
         bool fell_back;
 };
 
@@ -124,6 +125,7 @@ static void apply_valid_zones(const struct mem_block *b, struct decision *d) {
                         .reason = movable_invalid ? "movable not valid" : "kernel not valid",
                         .origin = d->origin,
                         .ratio_guarded = d->ratio_guarded,
+                        .guarded_by_device = d->guarded_by_device,
                         .fell_back = true,
                 };
 }
@@ -149,7 +151,7 @@ static int ratio_totals_init(const struct topology *t, int max_block_node, struc
         for (size_t i = 0; i < t->n_nodes; i++) {
                 const struct topo_node *n = &t->nodes[i];
                 /* The budget's base is boot kernel memory, as the kernel's KERNEL_EARLY. */
-                uint64_t k = t->devices_known ? n->kernel_early_bytes : n->kernel_bytes;
+                uint64_t k = topology_node_kernel_early(t, n);
 
                 rt.kernel += k;
                 rt.movable += n->movable_bytes;
@@ -444,7 +446,7 @@ static int guard_block(struct guard *g, const struct mem_block *b, struct decisi
                         return r;
                 if (!v->movable)
                         *d = (struct decision) { .zone = ZONE_KERNEL, .reason = v->reason, .origin = RULE_DEFAULT,
-                                                 .ratio_guarded = true };
+                                                 .ratio_guarded = true, .guarded_by_device = true };
                 return 0;
         }
         /* A dynamic group (virtio-mem) is decided per block; its own kernel memory counts for it. */
@@ -511,6 +513,7 @@ static struct plan_item plan_item_of(struct mem_block *b, const struct decision 
                 .worker = -1,
                 .by_rule = rule_is_explicit(d->origin),
                 .ratio_guarded = d->ratio_guarded,
+                .guarded_by_device = d->guarded_by_device,
                 .undecided = d->origin == RULE_UNDECIDED,
         };
 }

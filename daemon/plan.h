@@ -23,6 +23,11 @@ struct plan_item {
         bool by_rule;                   /* an admin's rule chose the zone: never changed quietly */
         bool ratio_guarded;             /* the ratio guard turned a movable default into kernel */
         /*
+         * ...as the verdict on its whole device (an ACPI DIMM, a dax device),
+         * which reason words with the numbers: one text per device.
+         */
+        bool guarded_by_device;
+        /*
          * Skipped because a rule could not be checked (the block's node or
          * dax device is not known): left offline, reported, tried again.
          */

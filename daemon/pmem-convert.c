@@ -12,8 +12,8 @@
 
 /*
  * The conversion in the steps daxctl's reconfigure-device takes: find the
- * device, check it may be converted, unbind device_dax, bind kmem, check
- * the result. Each step fills the report and returns 0 to go on, 1 when
+ * device, check it may be converted, set memmap_on_memory, unbind
+ * device_dax, bind kmem, check the result. Each step fills the report and returns 0 to go on, 1 when
  * there is nothing left to do, or -errno.
  */
 
@@ -25,6 +25,7 @@ struct daxctl_log {
 struct conversion {
         const char *sysfs_root;         /* the real /sys, however named (checked first) */
         const char *device;
+        enum memmap_setting memmap;
         struct daxctl_ctx *ctx;
         struct daxctl_dev *dev;         /* borrowed from ctx */
         struct daxctl_log log;
@@ -212,6 +213,20 @@ static int check_auto_online(struct conversion *c) {
                             c->device, auto_online);
 }
 
+/*
+ * kmem reads the attribute when it binds, so it is set before. Fail safe:
+ * when the kernel will not have it, the conversion goes on without it and
+ * the outcome says why.
+ */
+static int set_memmap_on_memory(struct conversion *c) {
+        int r;
+
+        r = pmem_memmap_apply(c->sysfs_root, c->device, c->memmap, &c->res.memmap);
+        if (r == -ENOMEM)
+                return convert_fail(&c->res, NULL, r, "%s: out of memory", c->device);
+        return 0;
+}
+
 static int unbind_devdax(struct conversion *c) {
         uint64_t t0;
         int r;
@@ -258,15 +273,18 @@ static int verify_system_ram(struct conversion *c) {
         if (c->res.mode_after != PMEM_MODE_SYSTEM_RAM || !daxctl_dev_get_memory(c->dev))
                 return convert_fail(&c->res, &c->log, -EIO, "%s: kmem bind returned success but the device is "
                                     "%s, not system-ram", c->device, pmem_mode_to_string(c->res.mode_after));
-        snprintf(c->res.reason, sizeof(c->res.reason), "%s: converted to system-ram (kmem bind %" PRIu64 " us), "
-                 "memory left offline for memonlined", c->device, c->res.bind_usec);
+        snprintf(c->res.reason, sizeof(c->res.reason), "%s: converted to system-ram (kmem bind %" PRIu64 " us, "
+                 "memmap_on_memory=%s), memory left offline for memonlined", c->device, c->res.bind_usec,
+                 pmem_memmap_to_string(c->res.memmap.effective));
         return 0;
 }
 
-int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret) {
+int pmem_convert(const char *sysfs_root, const char *device, enum memmap_setting memmap,
+                 struct pmem_convert_result *ret) {
         _cleanup_(conversion_done) struct conversion c = {
                 .sysfs_root = sysfs_root,
                 .device = device,
+                .memmap = memmap,
                 .res = { .mode_before = PMEM_MODE_UNKNOWN, .mode_after = PMEM_MODE_UNKNOWN,
                          .target_node = NODE_NONE },
         };
@@ -283,6 +301,8 @@ int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert
                 r = check_convertible(&c);
         if (r == 0)
                 r = check_auto_online(&c);
+        if (r == 0)
+                r = set_memmap_on_memory(&c);
         if (r == 0)
                 r = unbind_devdax(&c);
         if (r == 0)

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "pmem.h"
+#include "pmem-memmap.h"
+#include "policy.h"
 
 /*
  * devdax -> system-ram through libdaxctl (kmem, without onlining: the
@@ -20,13 +22,16 @@ struct pmem_convert_result {
         uint64_t bind_usec;             /* binding kmem: the kernel adds the memory blocks */
         int target_node;
         uint64_t size;
+        struct pmem_memmap_outcome memmap;      /* where the bind put the memmap, and why not as asked */
         char reason[512];               /* what happened, or why it failed */
 };
 
 /*
  * Convert devdax device to system-ram like `daxctl reconfigure-device
  * --mode=system-ram --no-online`: refuse when auto_online_blocks is not
- * "offline", unbind device_dax, bind kmem, verify system-ram. Unlike the
+ * "offline", set its memmap_on_memory as memmap says (pmem-memmap.h: a
+ * refusal there does not stop the conversion, ret->memmap says it),
+ * unbind device_dax, bind kmem, verify system-ram. Unlike the
  * usual rule, *ret is filled on failure too: it is the failure report.
  * libdaxctl only acts on the real /sys, so a sysfs_root that is not /sys
  * (a test tree) is refused with -EXDEV before libdaxctl runs.
@@ -34,4 +39,5 @@ struct pmem_convert_result {
  * on, or the device/range is busy), -EINVAL (not convertible: wrong mode,
  * size 0), -EOPNOTSUPP (old dax class model), -EXDEV, or another -errno.
  */
-int pmem_convert(const char *sysfs_root, const char *device, struct pmem_convert_result *ret);
+int pmem_convert(const char *sysfs_root, const char *device, enum memmap_setting memmap,
+                 struct pmem_convert_result *ret);

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <daxctl/libdaxctl.h>
 #if HAVE_INIPARSER_INIPARSER_H
 #include <iniparser/iniparser.h>
 #else
@@ -309,20 +308,4 @@ const struct daxctl_claim *pmem_daxctl_conf_find(const struct daxctl_conf *c, co
         if (ret_count)
                 *ret_count = count;
         return first;
-}
-
-int pmem_daxctl_confdir(char **ret) {
-        struct daxctl_ctx *ctx = NULL;
-        const char *dir = NULL;
-        char *s;
-
-        if (daxctl_new(&ctx) >= 0)
-                dir = daxctl_get_config_path(ctx);
-        s = strdup(dir ?: PMEM_DAXCTL_CONFDIR);
-        if (ctx)
-                daxctl_unref(ctx);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
 }

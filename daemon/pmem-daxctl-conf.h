@@ -37,8 +37,6 @@ int pmem_daxctl_conf_load(const char *dir, struct daxctl_conf *ret);
 void pmem_daxctl_conf_clear(struct daxctl_conf *c);
 /* First claim (file order) for this nvdimm.uuid, and how many claim it in total. */
 const struct daxctl_claim *pmem_daxctl_conf_find(const struct daxctl_conf *c, const char *uuid, size_t *ret_count);
-/* libdaxctl's configured directory (its build-time DAXCTL_CONF_DIR), else PMEM_DAXCTL_CONFDIR. */
-int pmem_daxctl_confdir(char **ret);
 
 static inline void pmem_daxctl_conf_clearp(struct daxctl_conf *c) {
         pmem_daxctl_conf_clear(c);

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include "pmem-decide.h"
+#include "pmem-memmap.h"
 #include "rules.h"
 #include "util.h"
 
@@ -83,6 +84,7 @@ int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, cons
         if (r < 0)
                 return r;
         d.zone = rd.zone;
+        d.memmap_on_memory = rules_memmap_setting(p, &id, &d.memmap_rule);
         if (rd.origin == RULE_EXCLUDE) {
                 exclusion_reason(&rd, d.reason, sizeof(d.reason));
                 goto done;
@@ -143,16 +145,19 @@ done:
         return 0;
 }
 
+/* daxctl's configuration in dir; none (empty) without a dir. */
+static int load_daxctl_conf(const char *dir, struct daxctl_conf *conf) {
+        return dir ? pmem_daxctl_conf_load(dir, conf) : 0;
+}
+
 int pmem_decide(const struct pmem_device *dev, const struct policy *p, const char *daxctl_confdir,
                 struct pmem_decision *ret) {
         _cleanup_(pmem_daxctl_conf_clearp) struct daxctl_conf conf = {};
         int r;
 
-        if (daxctl_confdir) {
-                r = pmem_daxctl_conf_load(daxctl_confdir, &conf);
-                if (r < 0)
-                        return r;
-        }
+        r = load_daxctl_conf(daxctl_confdir, &conf);
+        if (r < 0)
+                return r;
         return pmem_decide_conf(dev, p, daxctl_confdir ? &conf : NULL, ret);
 }
 
@@ -174,13 +179,12 @@ int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, c
         _cleanup_(pmem_daxctl_conf_clearp) struct daxctl_conf conf = {};
         int r;
 
-        if (daxctl_confdir) {
-                r = pmem_daxctl_conf_load(daxctl_confdir, &conf);
-                if (r < 0)
-                        return r;
-        }
+        r = load_daxctl_conf(daxctl_confdir, &conf);
+        if (r < 0)
+                return r;
         for (size_t i = 0; d && i < d->n; i++) {
                 const struct pmem_device *dev = &d->devices[i];
+                struct pmem_memmap_outcome memmap;
                 struct pmem_decision dec;
 
                 r = pmem_decide_conf(dev, p, &conf, &dec);
@@ -189,6 +193,8 @@ int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, c
                 fprintf(out, "device=%s action=%s zone=%s reason=", dev->name, pmem_action_to_string(dec.action),
                         zone_to_string(dec.zone));
                 fprint_quoted(out, dec.reason);
+                pmem_memmap_plan(dec.action == PMEM_ACTION_CONVERT ? dec.memmap_on_memory : MEMMAP_KEEP,
+                                 dev->memmap_on_memory, d->memmap_global, NULL, &memmap);
                 fprintf(out, " namespace=%s region=%d node=%d size=%" PRIu64 " mode=%s",
                         dev->namespace_name ?: "-", dev->region, dev->target_node, dev->size,
                         pmem_mode_to_string(dev->mode));
@@ -196,6 +202,11 @@ int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, c
                         fprintf(out, " cxl_region=%s cxl_decoder=%s cxl_memdev=%s%s", dev->cxl_region,
                                 dev->cxl_decoder ?: "-", dev->cxl_memdevs ?: "-",
                                 dev->cxl_memdevs_unknown ? " cxl_memdev_unknown=1" : "");
+                fprintf(out, " memmap_on_memory=%s", pmem_memmap_to_string(memmap.effective));
+                if (memmap.reason[0]) {
+                        fputs(" memmap_reason=", out);
+                        fprint_quoted(out, memmap.reason);
+                }
                 fputc('\n', out);
         }
         for (size_t i = 0; i < conf.n_ignored; i++) {

@@ -21,6 +21,8 @@ struct pmem_decision {
         enum zone zone;                 /* for its blocks: rule, pmem_zone, default_zone; never UNSET */
         const struct device_rule *rule; /* borrowed from the policy, NULL if none matched */
         bool daxctl_claimed;            /* daxctl.conf.d has an entry for it */
+        enum memmap_setting memmap_on_memory;   /* for the conversion: a rule's, else [pmem]'s; never UNSET */
+        const struct device_rule *memmap_rule;  /* the rule that set it, NULL for [pmem] */
         char reason[320];
 };
 
@@ -43,7 +45,10 @@ int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, cons
  * device=daxX.Y action=convert|skip zone=Z reason="..." namespace=N region=R node=N size=BYTES mode=M
  * (namespace=- when unknown, region/node -1), then for a device on a CXL region
  * cxl_region=regionN cxl_decoder=decoderK.D cxl_memdev=memM[,...] (- when unknown), and
- * cxl_memdev_unknown=1 when some of its memdevs could not be read. Then one "daxctl-conf-ignored=\"...\"" line per
+ * cxl_memdev_unknown=1 when some of its memdevs could not be read; last
+ * memmap_on_memory=yes|no|unsupported (for action=convert what the kmem bind gets if the kernel
+ * takes the write; else what a bind would get as the device is), and memmap_reason="..." when that
+ * is not what the policy asks, or the device's own 1 has no effect. Then one "daxctl-conf-ignored=\"...\"" line per
  * ignored daxctl.conf.d entry. Returns 0 or -errno from the stream.
  */
 int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, const char *daxctl_confdir,

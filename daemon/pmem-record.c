@@ -7,10 +7,9 @@
 
 int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const struct pmem_convert_result *conv,
                        uint64_t online_usec, uint64_t total_usec, size_t blocks, uint64_t bytes) {
-        struct record rec = {};
+        _cleanup_(record_clear) struct record rec = {};
         char how[160];
         bool failed = conv && conv->error < 0;
-        int k = 0;
 
         if (!r || !dev)
                 return -EINVAL;
@@ -22,48 +21,36 @@ int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const 
         else
                 how[0] = '\0';
 
-        if (k >= 0)
-                k = record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_DEVICE);
-        if (k >= 0)
-                k = record_add(&rec, "PRIORITY=%d", failed ? LOG_WARNING : LOG_INFO);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_DEVICE=%s", dev->name);
-        if (k >= 0 && dev->namespace_name)
-                k = record_add(&rec, "MEMONLINE_NAMESPACE=%s", dev->namespace_name);
-        if (k >= 0 && dev->namespace_uuid)
-                k = record_add(&rec, "MEMONLINE_NAMESPACE_UUID=%s", dev->namespace_uuid);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_REGION=%d", dev->region);
-        if (k >= 0 && dev->cxl_region)
-                k = record_add(&rec, "MEMONLINE_CXL_REGION=%s", dev->cxl_region);
-        if (k >= 0 && dev->cxl_memdevs)
-                k = record_add(&rec, "MEMONLINE_CXL_MEMDEV=%s", dev->cxl_memdevs);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_NODE=%d", dev->target_node);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_BIND_USEC=%" PRIu64, conv && !conv->already ? conv->bind_usec : 0);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_ONLINE_USEC=%" PRIu64, online_usec);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_TOTAL_USEC=%" PRIu64, total_usec);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_BLOCKS=%zu", blocks);
-        if (k >= 0)
-                k = record_add(&rec, "MEMONLINE_BYTES=%" PRIu64, bytes);
-        if (k >= 0 && failed)
-                k = record_add(&rec, "MEMONLINE_ERRNO=%d", -conv->error);
-        if (k >= 0) {
-                if (failed)
-                        k = record_add(&rec, "MESSAGE=%s: %s", dev->name, how);
-                else
-                        k = record_add(&rec, "MESSAGE=%s%s%s%s: %s%zu blocks (%.2f GiB) online on node %d in %.1f ms, "
-                                       "%.1f ms in all", dev->name, dev->namespace_name ? " (" : "",
-                                       dev->namespace_name ?: "", dev->namespace_name ? ")" : "", how, blocks,
-                                       (double) bytes / (double) (1ULL << 30), dev->target_node,
-                                       (double) online_usec / 1000.0, (double) total_usec / 1000.0);
-        }
-        if (k >= 0)
-                k = record_emit(r, &rec);
-        record_clear(&rec);
-        return k < 0 ? k : 0;
+        record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_DEVICE);
+        record_add(&rec, "PRIORITY=%d", failed ? LOG_WARNING : LOG_INFO);
+        record_add(&rec, "MEMONLINE_DEVICE=%s", dev->name);
+        if (dev->namespace_name)
+                record_add(&rec, "MEMONLINE_NAMESPACE=%s", dev->namespace_name);
+        if (dev->namespace_uuid)
+                record_add(&rec, "MEMONLINE_NAMESPACE_UUID=%s", dev->namespace_uuid);
+        record_add(&rec, "MEMONLINE_REGION=%d", dev->region);
+        if (dev->cxl_region)
+                record_add(&rec, "MEMONLINE_CXL_REGION=%s", dev->cxl_region);
+        if (dev->cxl_memdevs)
+                record_add(&rec, "MEMONLINE_CXL_MEMDEV=%s", dev->cxl_memdevs);
+        record_add(&rec, "MEMONLINE_NODE=%d", dev->target_node);
+        record_add(&rec, "MEMONLINE_BIND_USEC=%" PRIu64, conv && !conv->already ? conv->bind_usec : 0);
+        record_add(&rec, "MEMONLINE_ONLINE_USEC=%" PRIu64, online_usec);
+        record_add(&rec, "MEMONLINE_TOTAL_USEC=%" PRIu64, total_usec);
+        record_add(&rec, "MEMONLINE_BLOCKS=%zu", blocks);
+        record_add(&rec, "MEMONLINE_BYTES=%" PRIu64, bytes);
+        if (conv && !conv->already && !failed)
+                record_add(&rec, "MEMONLINE_MEMMAP_ON_MEMORY=%s", pmem_memmap_to_string(conv->memmap.effective));
+        if (conv && !conv->already && !failed && conv->memmap.unmet)
+                record_add(&rec, "MEMONLINE_MEMMAP_REASON=%s", conv->memmap.reason);
+        if (failed) {
+                record_add(&rec, "MEMONLINE_ERRNO=%d", -conv->error);
+                record_add(&rec, "MESSAGE=%s: %s", dev->name, how);
+        } else
+                record_add(&rec, "MESSAGE=%s%s%s%s: %s%zu blocks (%.2f GiB) online on node %d in %.1f ms, "
+                           "%.1f ms in all", dev->name, dev->namespace_name ? " (" : "",
+                           dev->namespace_name ?: "", dev->namespace_name ? ")" : "", how, blocks,
+                           (double) bytes / (double) (1ULL << 30), dev->target_node,
+                           (double) online_usec / 1000.0, (double) total_usec / 1000.0);
+        return record_emit(r, &rec);
 }

@@ -12,7 +12,9 @@ struct reporter;
  * One MESSAGE_ID_DEVICE record for a device whose memory was onlined:
  * MEMONLINE_DEVICE, _NAMESPACE, _REGION, _CXL_REGION and _CXL_MEMDEV (on a
  * CXL region), _NODE, _BIND_USEC (0 if not
- * converted by us), _ONLINE_USEC, _TOTAL_USEC, _BLOCKS, _BYTES, MESSAGE;
+ * converted by us), _ONLINE_USEC, _TOTAL_USEC, _BLOCKS, _BYTES, MESSAGE, and
+ * for a conversion of ours _MEMMAP_ON_MEMORY (yes, no, unsupported), with
+ * _MEMMAP_REASON when that is not what the policy asked;
  * conv may be NULL (converted by hand or by daxctl).
  */
 int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const struct pmem_convert_result *conv,

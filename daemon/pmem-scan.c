@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include "pmem-cxl.h"
+#include "pmem-memmap.h"
 #include "pmem-scan.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -207,7 +208,7 @@ static int read_nd_attribution(const char *root, const char *rel_dev, struct pme
 
 int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_device *ret) {
         _cleanup_(pmem_device_donep) struct pmem_device dev = {
-                .target_node = NODE_NONE, .numa_node = NODE_NONE, .region = -1,
+                .target_node = NODE_NONE, .numa_node = NODE_NONE, .region = -1, .memmap_on_memory = -1,
         };
         _cleanup_free_ char *link = NULL, *abs_dev = NULL, *rel_owned = NULL;
         const char *rel_dev;
@@ -242,6 +243,9 @@ int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_devic
                 return -ENOENT;
         dev.target_node = read_attr_node(sysfs_root, rel_dev, "target_node");
         dev.numa_node = read_attr_node(sysfs_root, rel_dev, "numa_node");
+        r = pmem_memmap_read_attr(sysfs_root, rel_dev, &dev.memmap_on_memory);
+        if (r == -ENOMEM)
+                return r;
 
         r = pmem_read_driver(abs_dev, &dev.driver);
         if (r < 0)
@@ -332,6 +336,7 @@ int pmem_scan(const char *sysfs_root, struct pmem_devices *ret) {
                 return -errno;
         if (set.n > 1)
                 qsort(set.devices, set.n, sizeof(*set.devices), cmp_device);
+        set.memmap_global = pmem_memmap_read_global(sysfs_root);
 
         pmem_devices_clear(ret);
         *ret = set;
@@ -350,6 +355,11 @@ static int cmp_interval(const void *a, const void *b) {
         const struct interval *x = a, *y = b;
 
         return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* An address (the key) against an interval's start, for upper_bound(). */
+static int cmp_interval_start(const void *key, const void *entry) {
+        return cmp_u64(key, &((const struct interval *) entry)->start);
 }
 
 /* Replace an owned string; NULL clears it. */
@@ -421,24 +431,17 @@ int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, str
                 struct mem_block *b = &set->blocks[i];
                 const struct interval *hit;
                 uint64_t start, end;
-                size_t lo = 0, hi = m;
+                size_t above;
 
                 if (block_phys_start(b->id, block_size, &start) < 0)
                         continue;
                 end = start + block_size;
 
-                /* Last interval starting at or below the block. */
-                while (lo < hi) {
-                        size_t mid = lo + (hi - lo) / 2;
-
-                        if (iv[mid].start <= start)
-                                lo = mid + 1;
-                        else
-                                hi = mid;
-                }
-                if (lo == 0)
+                /* The last interval starting at or below the block. */
+                above = upper_bound(&start, iv, m, sizeof(*iv), cmp_interval_start);
+                if (above == 0)
                         continue;
-                hit = &iv[lo - 1];
+                hit = &iv[above - 1];
                 /* kmem adds only whole blocks inside its range: a partial overlap is someone else's. */
                 if (end > hit->end)
                         continue;

@@ -32,7 +32,8 @@ void pmem_device_done(struct pmem_device *dev) {
         free(dev->cxl_region);
         free(dev->cxl_decoder);
         free(dev->cxl_memdevs);
-        *dev = (struct pmem_device) { .target_node = NODE_NONE, .numa_node = NODE_NONE, .region = -1 };
+        *dev = (struct pmem_device) { .target_node = NODE_NONE, .numa_node = NODE_NONE, .region = -1,
+                                      .memmap_on_memory = -1 };
 }
 
 void pmem_devices_clear(struct pmem_devices *d) {

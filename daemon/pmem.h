@@ -14,6 +14,7 @@
  *   pmem-cxl.c           which CXL region, root decoder and memdevs a device is on
  *   pmem-daxctl-conf.c   daxctl's own configuration (daxctl.conf.d)
  *   pmem-decide.c        whether memonlined converts a device, and --dry-run
+ *   pmem-memmap.c        memmap_on_memory: where the kmem bind puts the memmap
  *   pmem-convert.c       devdax -> system-ram through libdaxctl
  *   pmem-record.c        the journal record of a handled device
  */
@@ -29,6 +30,14 @@ enum pmem_mode {
 
 const char *pmem_mode_to_string(enum pmem_mode m);     /* "unknown", "devdax", "system-ram" */
 
+/* The kernel's memory_hotplug.memmap_on_memory (pmem-memmap.h). */
+enum pmem_memmap_global {
+        PMEM_MEMMAP_GLOBAL_UNKNOWN = 0, /* could not be read */
+        PMEM_MEMMAP_GLOBAL_ABSENT,      /* no such parameter: no CONFIG_MHP_MEMMAP_ON_MEMORY */
+        PMEM_MEMMAP_GLOBAL_OFF,         /* "N", the default */
+        PMEM_MEMMAP_GLOBAL_ON,          /* "Y" or "force" */
+};
+
 struct pmem_range {
         uint64_t start, end;            /* physical, end exclusive */
 };
@@ -41,6 +50,7 @@ struct pmem_device {
         uint64_t size;                  /* bytes */
         int target_node;                /* node kmem adds the memory to; NODE_NONE if absent */
         int numa_node;                  /* node of the device itself; NODE_NONE if absent */
+        int memmap_on_memory;           /* its attribute: 0, 1; -1 if absent (before 6.8) or unreadable */
         struct pmem_range *ranges;      /* ascending, from mappingN or resource+size */
         size_t n_ranges;
         /* libnvdimm attribution, NULL / -1 when the device is not on an nd bus */
@@ -64,6 +74,7 @@ struct pmem_devices {
         size_t n_unreadable;
         char unreadable_name[32];       /* the first of them, and why */
         int unreadable_error;
+        enum pmem_memmap_global memmap_global;  /* read with the devices */
 };
 
 void pmem_device_done(struct pmem_device *dev);         /* frees contents */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include "cpuset.h"
 #include "policy.h"
+#include "string-table.h"
 #include "util.h"
 
 /* All files together, the main one and its drop-ins. */
@@ -23,6 +24,15 @@
 #define POLICY_DROPINS_MAX 256
 /* No architecture has memory blocks smaller than this. */
 #define POLICY_RANGE_ALIGN (UINT64_C(1) << 20)
+
+static const char *const memmap_setting_table[] = {
+        [MEMMAP_UNSET] = "unset",
+        [MEMMAP_KEEP] = "keep",
+        [MEMMAP_OFF] = "no",
+        [MEMMAP_ON] = "yes",
+};
+
+DEFINE_STRING_TABLE_TO_STRING(memmap_setting, enum memmap_setting, "unset")
 
 static void policy_free(struct policy *p) {
         free(p->path);
@@ -75,9 +85,9 @@ int policy_new_default(struct policy **ret) {
                 .max_wait_ms = 500,
                 .max_concurrent_writes = 1,
                 .workers = { .count = 1 },
-                .retries = 5,
-                .retry_backoff_ms = 5,
-                .retry_backoff_max_ms = 200,
+                .retries = POLICY_DEFAULT_RETRIES,
+                .retry_backoff_ms = POLICY_DEFAULT_RETRY_BACKOFF_MS,
+                .retry_backoff_max_ms = POLICY_DEFAULT_RETRY_BACKOFF_MAX_MS,
                 .node_link_wait_ms = 200,
                 .event_source = EVENT_SOURCE_UDEV,
                 .take_over_auto_online = true,
@@ -87,6 +97,7 @@ int policy_new_default(struct policy **ret) {
                 .convert_devdax = false,
                 .pmem_zone = ZONE_MOVABLE,
                 .respect_daxctl = true,
+                .memmap_on_memory = MEMMAP_KEEP,
         };
         p->banned_cpus = cpuset_new();
         if (!p->banned_cpus)
@@ -233,6 +244,20 @@ static int parse_uint_key(struct parser *ps, const char *key, const char *value,
 static int parse_bool_key(struct parser *ps, const char *key, const char *value, bool *ret) {
         if (parse_bool(value, ret) < 0)
                 return fail(ps, ps->line, "%s: expected yes or no, got \"%s\"", key, value);
+        return 0;
+}
+
+/* yes or no (spelled as any boolean), or keep. */
+static int parse_memmap_key(struct parser *ps, const char *key, const char *value, enum memmap_setting *ret) {
+        bool b;
+
+        if (strcasecmp(value, "keep") == 0) {
+                *ret = MEMMAP_KEEP;
+                return 0;
+        }
+        if (parse_bool(value, &b) < 0)
+                return fail(ps, ps->line, "%s: expected yes, no or keep, got \"%s\"", key, value);
+        *ret = b ? MEMMAP_ON : MEMMAP_OFF;
         return 0;
 }
 
@@ -497,8 +522,9 @@ static int section_finish(struct parser *ps) {
         case SECTION_DEVICE: {
                 const struct device_rule *d = &ps->p->devices[ps->rule];
 
-                if (d->zone == ZONE_UNSET && d->convert < 0)
-                        return fail(ps, d->line, "[device %s] sets neither zone nor convert", d->name);
+                if (d->zone == ZONE_UNSET && d->convert < 0 && d->memmap_on_memory == MEMMAP_UNSET)
+                        return fail(ps, d->line, "[device %s] sets none of zone, convert and memmap_on_memory",
+                                    d->name);
                 /* A dax device sits on an nd region or on a CXL region, never both. */
                 if ((d->cxl_region || d->cxl_memdev) && (d->region >= 0 || d->namespace_name || d->pmem_only))
                         return fail(ps, d->line, "[device %s] matches both a CXL %s and an nd %s: no dax device "
@@ -785,6 +811,8 @@ static int key_pmem(struct parser *ps, const char *key, const char *value) {
                 return parse_zone_key(ps, "zone", value, &p->pmem_zone);
         if (strcasecmp(key, "respect_daxctl") == 0)
                 return parse_bool_key(ps, "respect_daxctl", value, &p->respect_daxctl);
+        if (strcasecmp(key, "memmap_on_memory") == 0)
+                return parse_memmap_key(ps, "memmap_on_memory", value, &p->memmap_on_memory);
         return unknown_key(ps, "pmem", key);
 }
 
@@ -858,6 +886,8 @@ static int key_device(struct parser *ps, const char *key, const char *value) {
                 return parse_bool_key(ps, "pmem_only", value, &d->pmem_only);
         if (strcasecmp(key, "zone") == 0)
                 return parse_zone_key(ps, "zone", value, &d->zone);
+        if (strcasecmp(key, "memmap_on_memory") == 0)
+                return parse_memmap_key(ps, "memmap_on_memory", value, &d->memmap_on_memory);
         if (strcasecmp(key, "convert") == 0) {
                 r = parse_bool_key(ps, "convert", value, &b);
                 if (r < 0)

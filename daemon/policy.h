@@ -9,6 +9,19 @@
 #include "monitor.h"
 #include "zone.h"
 
+/*
+ * memmap_on_memory of a dax device memonlined converts: where the kmem
+ * bind puts the memory map of the added blocks.
+ */
+enum memmap_setting {
+        MEMMAP_UNSET = 0,       /* a [device] rule without the key: the next rule, then [pmem], decides */
+        MEMMAP_KEEP,            /* "keep": leave the device's attribute as the kernel set it */
+        MEMMAP_OFF,             /* "no": the memmap goes to ordinary memory (the nearest node with memory) */
+        MEMMAP_ON,              /* "yes": the memmap lives on the added memory itself */
+};
+
+const char *memmap_setting_to_string(enum memmap_setting m);   /* "unset", "keep", "no", "yes" */
+
 /* How many workers a node gets: a fixed count or a percentage of its cores. */
 struct worker_count {
         unsigned count;         /* used when percent == 0 */
@@ -44,6 +57,7 @@ struct device_rule {
         char *cxl_memdev;       /* one of the CXL region's memdevs, "mem0"; NULL = any */
         enum zone zone;
         int convert;            /* -1 unset, 0 no, 1 convert devdax -> system-ram */
+        enum memmap_setting memmap_on_memory;   /* for its conversion; UNSET: not this rule's say */
         const char *file;       /* as in node_rule */
         unsigned line;
 };
@@ -76,6 +90,9 @@ struct policy {
         unsigned retries;               /* EBUSY/EAGAIN retries per block */
         unsigned retry_backoff_ms;      /* first backoff, doubles, capped */
         unsigned retry_backoff_max_ms;
+#define POLICY_DEFAULT_RETRIES 5U
+#define POLICY_DEFAULT_RETRY_BACKOFF_MS 5U
+#define POLICY_DEFAULT_RETRY_BACKOFF_MAX_MS 200U
         unsigned node_link_wait_ms;     /* wait for memoryN/nodeX to appear */
         enum event_source event_source;
         bool take_over_auto_online;     /* auto_online_blocks = offline while we run */
@@ -89,6 +106,7 @@ struct policy {
         bool convert_devdax;            /* convert matching devdax to system-ram */
         enum zone pmem_zone;            /* default zone for dax kmem memory */
         bool respect_daxctl;            /* stand back if daxctl's own config claims a device */
+        enum memmap_setting memmap_on_memory;   /* for conversions; never UNSET */
 
         struct node_rule *nodes;
         size_t n_nodes;

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "progress.h"
 #include "util.h"
 
@@ -75,4 +80,72 @@ size_t job_progress_format(const struct job_progress_view *v, char *buf, size_t 
         if (n < 0)
                 return 0;
         return MIN((size_t) n, size - 1);
+}
+
+size_t job_progress_bar(const struct job_progress_view *v, unsigned width, char *buf, size_t size) {
+        char text[192], cells[201];
+        uint64_t filled;
+        int n;
+
+        if (size == 0 || width == 0 || width >= sizeof(cells) || v->blocks_total == 0)
+                return 0;
+        if (job_progress_format(v, text, sizeof(text)) == 0)
+                return 0;
+        filled = MIN(v->blocks_done, v->blocks_total) * width / v->blocks_total;
+        for (unsigned i = 0; i < width; i++)
+                cells[i] = i < filled ? '#' : '.';
+        cells[width] = '\0';
+        n = snprintf(buf, size, "[%s] %s", cells, text);
+        if (n < 0)
+                return 0;
+        return MIN((size_t) n, size - 1);
+}
+
+static void progress_bar_draw(struct progress_bar *b, bool last) {
+        struct job_progress_view v;
+        char line[320];
+
+        job_progress_read(&b->progress, now_usec(), &v);
+        if (job_progress_bar(&v, 20, line, sizeof(line)) == 0)
+                return;
+        /* Back to the line's start and clear it: a log line may have been written meanwhile. */
+        fprintf(b->out, "\r%s\033[K%s", line, last ? "\n" : "");
+        fflush(b->out);
+}
+
+static void *progress_bar_thread(void *userdata) {
+        struct progress_bar *b = userdata;
+        const struct timespec tick = { .tv_nsec = 100 * 1000 * 1000 };
+
+        for (unsigned t = 0; !atomic_load(&b->done); t++) {
+                if (t % 5 == 4)
+                        progress_bar_draw(b, false);
+                nanosleep(&tick, NULL);
+        }
+        return NULL;
+}
+
+int progress_bar_start(struct progress_bar *b, FILE *out) {
+        const char *term = getenv("TERM");
+        int r;
+
+        *b = (struct progress_bar) { .out = out };
+        atomic_init(&b->done, false);
+        job_progress_reset(&b->progress);
+        if (!out || isatty(fileno(out)) <= 0 || (term && strcmp(term, "dumb") == 0))
+                return 0;
+        r = pthread_create(&b->thread, NULL, progress_bar_thread, b);
+        if (r != 0)
+                return -r;
+        b->running = true;
+        return 1;
+}
+
+void progress_bar_stop(struct progress_bar *b) {
+        if (!b->running)
+                return;
+        atomic_store(&b->done, true);
+        (void) pthread_join(b->thread, NULL);
+        b->running = false;
+        progress_bar_draw(b, true);
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * What the running job has done so far. The runner thread writes it; the
@@ -36,3 +39,22 @@ struct job_progress_view {
 void job_progress_read(struct job_progress *p, uint64_t now_usec, struct job_progress_view *ret);
 /* "onlining node 1: 320/512 blocks, 40.0/64.0 GiB, 3.1 GiB/s"; the length, or 0 when nothing to say. */
 size_t job_progress_format(const struct job_progress_view *v, char *buf, size_t size);
+/* "[#####...............] " and the line above, the bar `width` cells wide; the length, or 0. */
+size_t job_progress_bar(const struct job_progress_view *v, unsigned width, char *buf, size_t size);
+
+/*
+ * A progress bar on a terminal for a long `--once`: a thread redraws the
+ * bar on `out` twice a second while the pass runs, and the stop leaves the
+ * final bar on its own line. Not on anything but a terminal (nor TERM=dumb):
+ * then start does nothing and stop prints nothing.
+ */
+struct progress_bar {
+        struct job_progress progress;
+        FILE *out;
+        atomic_bool done;
+        bool running;
+        pthread_t thread;
+};
+/* 1: drawing; 0: not a terminal, nothing to do; -errno: no thread (the pass runs without a bar). */
+int progress_bar_start(struct progress_bar *b, FILE *out);
+void progress_bar_stop(struct progress_bar *b);

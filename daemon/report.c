@@ -54,12 +54,12 @@ int record_add(struct record *rec, const char *fmt, ...) {
         int r;
 
         if (GROW(rec->fields, rec->allocated, rec->n + 1) < 0)
-                return -ENOMEM;
+                return RET_GATHER(rec->error, -ENOMEM);
         va_start(ap, fmt);
         r = vasprintf(&field, fmt, ap);
         va_end(ap);
         if (r < 0)
-                return -ENOMEM;
+                return RET_GATHER(rec->error, -ENOMEM);
         rec->fields[rec->n++] = field;
         return 0;
 }
@@ -128,6 +128,8 @@ int record_format_line(const struct record *rec, char **ret) {
         bool first = true;
         FILE *f;
 
+        if (rec->error < 0)
+                return rec->error;
         f = open_memstream(&buf, &size);
         if (!f)
                 return -ENOMEM;
@@ -164,6 +166,8 @@ int record_emit(struct reporter *r, const struct record *rec) {
         _cleanup_free_ char *line = NULL;
         int k;
 
+        if (rec->error < 0)
+                return rec->error;
         if (rec->n == 0 || record_priority(rec) > r->max_priority)
                 return 0;
 
@@ -201,17 +205,11 @@ static const char *priority_name(int priority) {
         return names[priority];
 }
 
-void report_log(struct reporter *r, int priority, const char *message_id, const char *fmt, ...) {
+_printf_(4, 0) static void log_message(struct reporter *r, int priority, const char *message_id, const char *fmt,
+                                      va_list ap) {
         _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int k;
 
-        if (priority > r->max_priority)
-                return;
-        va_start(ap, fmt);
-        k = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (k < 0)
+        if (vasprintf(&msg, fmt, ap) < 0)
                 return;
 
         if (r->target == LOG_TARGET_JOURNAL) {
@@ -224,4 +222,29 @@ void report_log(struct reporter *r, int priority, const char *message_id, const 
         }
         fprintf(r->err, "%s: %s\n", priority_name(priority), msg);
         fflush(r->err);
+}
+
+void report_log(struct reporter *r, int priority, const char *message_id, const char *fmt, ...) {
+        va_list ap;
+
+        if (priority > r->max_priority)
+                return;
+        va_start(ap, fmt);
+        log_message(r, priority, message_id, fmt, ap);
+        va_end(ap);
+}
+
+int report_log_errno(struct reporter *r, int priority, const char *message_id, int error, const char *fmt, ...) {
+        int saved = errno;
+        va_list ap;
+
+        error = error < 0 ? -error : error;
+        if (priority <= r->max_priority) {
+                va_start(ap, fmt);
+                errno = error;          /* for %m */
+                log_message(r, priority, message_id, fmt, ap);
+                va_end(ap);
+        }
+        errno = saved;
+        return -error;
 }

@@ -71,6 +71,23 @@ const struct device_rule *rules_match_device(const struct policy *p, const struc
         return NULL;
 }
 
+enum memmap_setting rules_memmap_setting(const struct policy *p, const struct memory_identity *id,
+                                         const struct device_rule **ret_rule) {
+        const struct device_rule *rule = NULL;
+        enum memmap_setting m = MEMMAP_KEEP;
+
+        for (size_t i = 0; p && id && i < p->n_devices && !rule; i++)
+                if (p->devices[i].memmap_on_memory != MEMMAP_UNSET && device_rule_matches(&p->devices[i], id))
+                        rule = &p->devices[i];
+        if (rule)
+                m = rule->memmap_on_memory;
+        else if (p && p->memmap_on_memory != MEMMAP_UNSET)
+                m = p->memmap_on_memory;
+        if (ret_rule)
+                *ret_rule = rule;
+        return m;
+}
+
 static bool policy_uses_node(const struct policy *p) {
         for (size_t i = 0; i < p->n_exclusions; i++)
                 if (p->exclusions[i].kind == EXCLUDE_NODE)

@@ -77,6 +77,14 @@ int rules_decide(const struct policy *p, const struct memory_identity *id, struc
 const struct device_rule *rules_match_device(const struct policy *p, const struct memory_identity *id);
 
 /*
+ * memmap_on_memory for converting the device: the first matching [device]
+ * rule that sets it (*ret_rule, may be NULL), else [pmem]'s (*ret_rule = NULL).
+ * Never MEMMAP_UNSET.
+ */
+enum memmap_setting rules_memmap_setting(const struct policy *p, const struct memory_identity *id,
+                                         const struct device_rule **ret_rule);
+
+/*
  * Does a rule need the memdevs of a CXL region (match_cxl_memdev)? Then
  * memory whose memdevs could not all be read is undecided: fail safe.
  */

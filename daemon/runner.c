@@ -318,7 +318,6 @@ static int append_if_offline(const struct runner *c, const struct topology *t, u
         return 1;
 }
 
-/* The given blocks (or all the topology saw), keep the offline ones. */
 /*
  * A block whose state cannot be read may be one policy wants online: say
  * so in a failure record and count it, so the job is tried again.
@@ -331,10 +330,11 @@ static void report_unreadable_block(struct runner *c, struct job *j, const struc
         j->unreadable++;
         r = report_unreadable(c->reporter, id, tb ? tb->node : NODE_NONE, error, c->reporter->batch_seq);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: cannot read its state: %s",
-                           (unsigned long long) id, strerror(-error));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, error, "memory%llu: cannot read its state: %m",
+                                 (unsigned long long) id);
 }
 
+/* The given blocks (or all the topology saw), keep the offline ones. */
 static int collect_blocks(struct runner *c, struct job *j, const struct topology *t, struct block_set *set) {
         int r;
 
@@ -366,9 +366,8 @@ static void warn_pin_failure(struct runner *c, const struct online_result *res) 
         if (!res->pin_failed || c->reporter->pin_warned)
                 return;
         c->reporter->pin_warned = true;
-        report_log(c->reporter, LOG_WARNING, NULL,
-                   "cannot pin a worker to CPU %d: %s; carrying on unpinned", res->pin_cpu,
-                   strerror(res->pin_errno > 0 ? res->pin_errno : -res->pin_errno));
+        report_log_errno(c->reporter, LOG_WARNING, NULL, res->pin_errno,
+                         "cannot pin a worker to CPU %d: %m; carrying on unpinned", res->pin_cpu);
 }
 
 /* When a pass started, for the batch record's preparation time and CPU, and its phases. */
@@ -445,8 +444,9 @@ static void report_undecided_blocks(struct runner *c, struct job *j, const struc
                 j->undecided++;
                 r = report_undecided(c->reporter, it, c->reporter->batch_seq);
                 if (r < 0)
-                        report_log(c->reporter, LOG_WARNING, NULL, "memory%llu: left offline (%s); no record: %s",
-                                   (unsigned long long) it->block->id, it->reason, strerror(-r));
+                        report_log_errno(c->reporter, LOG_WARNING, NULL, r,
+                                         "memory%llu: left offline (%s); no record: %m",
+                                         (unsigned long long) it->block->id, it->reason);
         }
 }
 
@@ -464,7 +464,7 @@ static void report_zone_changes(struct runner *c, const struct job *j, const str
                         if (!it->ratio_guarded)
                                 continue;
                         /* A device's verdict, with its numbers, once per device. */
-                        if (startswith(it->reason, "ratio guard: ")) {
+                        if (it->guarded_by_device) {
                                 for (size_t k = 0; k < n_said && !known; k++)
                                         known = said[k] == it->reason;
                                 if (!known && n_said < ELEMENTSOF(said)) {
@@ -498,36 +498,11 @@ static void report_fallbacks(struct runner *c, const struct online_result *res) 
                            n);
 }
 
-/* Plan and online one set of blocks; fills the job's counters. */
-static int plan_and_write(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                          struct pass *pass, struct online_result **ret_res) {
-        struct pass_clock *clock = &pass->clock;
-        bool may_hold = pass->main;
-        _cleanup_plan_ struct plan *plan = NULL;
-        _cleanup_online_result_ struct online_result *res = NULL;
-        struct online_request req;
-        struct batch_info info;
-        size_t n_skipped = 0;
-        bool hold;
-        int r, r_held = 0;
-
-        r = plan_build(set, t, j->policy, &plan);
-        if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "planning %zu blocks failed: %s", set->n, strerror(-r));
-                return r;
-        }
-        if (c->dry_run) {
-                plan_print(plan, c->out);
-                fflush(c->out);
-                return 0;
-        }
-        report_undecided_blocks(c, j, plan);
-        report_zone_changes(c, j, plan);
-        if (plan->n_items == 0)
-                return 0;
-
-        hold = may_hold && hold_allowed(c, j->policy);
-        req = (struct online_request) {
+/* Online the plan's blocks; a main pass may hold each zone's last block for the queued batch. */
+static int write_plan(struct runner *c, struct job *j, struct topology *t, const struct plan *plan,
+                      struct pass *pass, struct online_result **ret) {
+        bool hold = pass->main && hold_allowed(c, j->policy);
+        struct online_request req = {
                 .sysfs_root = c->sysfs_root,
                 .block_size = t->block_size,
                 .plan = plan,
@@ -539,43 +514,42 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
                 .progress = c->progress,
                 .ops = c->ops,
         };
-        pass_mark(clock, PHASE_PLAN);
+        int r;
+
+        pass_mark(&pass->clock, PHASE_PLAN);
         job_progress_plan(c->progress, plan->n_items, t->block_size);
-        r = online_write(&req, &res);
-        if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "onlining %zu blocks failed: %s", plan->n_items,
-                           strerror(-r));
-                return r;
-        }
+        r = online_write(&req, ret);
+        if (r < 0)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, r, "onlining %zu blocks failed: %m", plan->n_items);
+        return 0;
+}
 
-        if (may_hold) {
-                /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
-                r_held = keep_held(c, res);
-                if (r_held < 0)
-                        report_log(c->reporter, LOG_ERR, NULL, "cannot keep the held blocks: %s",
-                                   strerror(-r_held));
-        }
-        warn_pin_failure(c, res);
-        report_fallbacks(c, res);
-        log_phases(c, clock, res, plan->n_items);
-
+static bool all_skipped(const struct online_result *res) {
         for (size_t i = 0; i < res->n_blocks; i++)
-                if (res->blocks[i].skipped)
-                        n_skipped++;
-        if (n_skipped == res->n_blocks)
-                return r_held;  /* all online (another agent's), gone or held: nothing to report */
+                if (!res->blocks[i].skipped)
+                        return false;
+        return true;
+}
 
-        info = (struct batch_info) {
+static void report_written(struct runner *c, const struct pass *pass, const struct topology *t,
+                           const struct plan *plan, const struct online_result *res) {
+        const struct pass_clock *clock = &pass->clock;
+        struct batch_info info = {
                 .trigger = pass->trigger,
                 .first_event_usec = pass->first_event_usec,
                 .cpu_usec = cpu_time_usec() - clock->cpu_usec,
                 .prepare_usec = res->start_usec > clock->start_usec ? res->start_usec - clock->start_usec : 0,
                 .block_size = t->block_size,
         };
+        int r;
+
         r = report_batch(c->reporter, &info, plan, res);
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot write the batch record: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot write the batch record: %m");
+}
 
+/* The job's counters, and the topology's block table as the writes left it. */
+static void count_written(struct job *j, struct topology *t, const struct online_result *res) {
         for (size_t i = 0; i < res->n_blocks; i++) {
                 const struct block_result *b = &res->blocks[i];
 
@@ -593,6 +567,45 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
         }
         j->bytes += res->bytes;
         j->duration_usec += res->end_usec - res->start_usec;
+}
+
+/* Plan and online one set of blocks; fills the job's counters. */
+static int plan_and_write(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
+                          struct pass *pass, struct online_result **ret_res) {
+        _cleanup_plan_ struct plan *plan = NULL;
+        _cleanup_online_result_ struct online_result *res = NULL;
+        int r, r_held = 0;
+
+        r = plan_build(set, t, j->policy, &plan);
+        if (r < 0)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, r, "planning %zu blocks failed: %m", set->n);
+        if (c->dry_run) {
+                plan_print(plan, c->out);
+                fflush(c->out);
+                return 0;
+        }
+        report_undecided_blocks(c, j, plan);
+        report_zone_changes(c, j, plan);
+        if (plan->n_items == 0)
+                return 0;
+
+        r = write_plan(c, j, t, plan, pass, &res);
+        if (r < 0)
+                return r;
+        if (pass->main) {
+                /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
+                r_held = keep_held(c, res);
+                if (r_held < 0)
+                        report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
+        }
+        warn_pin_failure(c, res);
+        report_fallbacks(c, res);
+        log_phases(c, &pass->clock, res, plan->n_items);
+        if (all_skipped(res))
+                return r_held;  /* all online (another agent's), gone or held: nothing to report */
+
+        report_written(c, pass, t, plan, res);
+        count_written(j, t, res);
         if (ret_res)
                 *ret_res = TAKE_PTR(res);
         return r_held;
@@ -612,106 +625,31 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
         if (r >= 0 && devs->n_unreadable == 0)
                 return;
         if (r < 0)
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot attribute blocks to dax devices: %s",
-                           strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot attribute blocks to dax devices: %m");
         else
-                report_log(c->reporter, LOG_WARNING, NULL,
-                           "cannot read %zu dax device%s (%s: %s): blocks no other device claims count as of an "
-                           "unknown device", devs->n_unreadable, devs->n_unreadable == 1 ? "" : "s",
-                           devs->unreadable_name, strerror(-devs->unreadable_error));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, devs->unreadable_error,
+                                 "cannot read %zu dax device%s (%s: %m): blocks no other device claims count as of "
+                                 "an unknown device", devs->n_unreadable, devs->n_unreadable == 1 ? "" : "s",
+                                 devs->unreadable_name);
         for (size_t i = 0; i < set->n; i++)
                 if (r < 0 || !set->blocks[i].device)
                         set->blocks[i].attribution_unknown = true;
 }
 
-/* The span of a dax device's ranges, for the device as a whole. */
-static bool dax_span(const struct pmem_device *d, uint64_t *ret_start, uint64_t *ret_end) {
-        uint64_t start = UINT64_MAX, end = 0;
-
-        for (size_t i = 0; i < d->n_ranges; i++) {
-                start = MIN(start, d->ranges[i].start);
-                end = MAX(end, d->ranges[i].end);
-        }
-        if (start >= end)
-                return false;
-        *ret_start = start;
-        *ret_end = end;
-        return true;
-}
-
 /*
- * Driver-managed memory with no device of its own yet: blocks outside the
- * firmware's RAM ranges that no device holds. Where virtio-mem is bound
- * and iomem could not say its region (it shows addresses only with
- * CAP_SYS_ADMIN), these are virtio-mem's: one entry per run of blocks.
- */
-static int add_driver_managed(struct runner *c, const struct topology *t, const struct ram_ranges *fw,
-                              struct memdev_set *s) {
-        _cleanup_free_ char *name = NULL;
-        uint64_t run_start = 0, run_end = 0;
-        int r;
-
-        if (fw->n == 0)
-                return 0;
-        for (size_t i = 0; i < s->n; i++)
-                if (s->devs[i].kind == MEMDEV_VIRTIO_MEM)
-                        return 0;       /* iomem named them */
-        r = memdev_virtio_mem_name(c->sysfs_root, &name);
-        if (r < 0 || !name)
-                return r;
-        for (size_t i = 0; i <= t->n_blocks; i++) {
-                uint64_t start = 0;
-                bool ours = i < t->n_blocks && block_phys_start(t->blocks[i].id, t->block_size, &start) >= 0 &&
-                            !ram_ranges_touch(fw, start, t->block_size) && !memdev_find(s, start, t->block_size);
-
-                if (ours && run_end == start && run_end > run_start) {
-                        run_end += t->block_size;
-                        continue;
-                }
-                if (run_end > run_start) {
-                        r = memdev_set_add(s, MEMDEV_VIRTIO_MEM, name, run_start, run_end);
-                        if (r < 0)
-                                return r;
-                }
-                run_start = run_end = ours ? start : 0;
-                if (ours)
-                        run_end = start + t->block_size;
-        }
-        return 0;
-}
-
-/*
- * The machine's hotplug devices for this pass: ACPI DIMMs, virtio-mem
- * regions, dax devices onlined through kmem. Each block learns its own.
- * A failure costs precision only: without devices the guard decides
- * block by block, as before, and records name no device.
+ * The machine's hotplug devices for this pass (memdev_load()). Each block
+ * learns its own. A failure costs precision only: without devices the
+ * guard decides block by block, as before, and records name no device.
  */
 static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
                          struct block_set *set) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
-        _cleanup_free_ char *iomem = NULL;
-        uint64_t start, end;
         int r;
 
-        r = memdev_scan_acpi(c->sysfs_root, t->block_size, &s);
-        if (r >= 0)
-                r = memdev_iomem_path(c->sysfs_root, &iomem);
-        if (r >= 0)
-                r = memdev_scan_virtio_mem(c->sysfs_root, iomem, &s);
-        for (size_t i = 0; r >= 0 && i < devs->n; i++)
-                if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
-                        r = memdev_set_add(&s, MEMDEV_DAX, devs->devices[i].name, start, end);
-        if (r >= 0)
-                r = memdev_scan_firmware_ram(c->sysfs_root, &fw);
-        if (r >= 0)
-                r = memdev_set_seal(&s);
-        if (r >= 0)
-                r = add_driver_managed(c, t, &fw, &s);
-        if (r >= 0)
-                r = memdev_set_seal(&s);
+        r = memdev_load(c->sysfs_root, t, devs, &s, &fw);
         if (r < 0) {
-                report_log(c->reporter, LOG_DEBUG, NULL, "memory devices unknown: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "memory devices unknown: %m");
                 return;
         }
         topology_set_devices(t, &s, &fw);
@@ -735,8 +673,8 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         if (r >= 0)
                 r = pmem_scan(c->sysfs_root, &after);
         if (r == -ENOMEM || !t) {
-                report_log(c->reporter, LOG_WARNING, NULL, "%s: converted, but rescanning failed: %s; "
-                           "its blocks come online with their add events", dev->name, strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "%s: converted, but rescanning failed: %m; "
+                                 "its blocks come online with their add events", dev->name);
                 j->dax_failed++;
                 pmem_devices_clear(&after);
                 return;
@@ -789,6 +727,17 @@ static size_t dax_candidates(const struct job *j, const struct pmem_devices *dev
         return n;
 }
 
+/* memmap_on_memory not as the policy asks: warned once, then in each device record only. */
+static void report_memmap(struct runner *c, const char *device, const struct pmem_memmap_outcome *m) {
+        if (!m->reason[0])
+                return;
+        report_log(c->reporter, m->unmet && !c->memmap_warned ? LOG_WARNING : LOG_DEBUG, NULL,
+                   "%s: converting with memmap_on_memory=%s%s: %s", device, pmem_memmap_to_string(m->effective),
+                   m->unmet ? ", not as the policy asks" : "", m->reason);
+        if (m->unmet)
+                c->memmap_warned = true;
+}
+
 /* Convert selected devdax devices to system-ram and online their memory at once. */
 static void handle_dax(struct runner *c, struct job *j) {
         struct pmem_devices devs = {};
@@ -801,8 +750,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                 return;
         r = pmem_scan(c->sysfs_root, &devs);
         if (r < 0) {
-                report_log(c->reporter, LOG_WARNING, NULL, "cannot scan dax devices: %s; trying again later",
-                           strerror(-r));
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot scan dax devices: %m; trying again later");
                 j->dax_failed++;
                 return;
         }
@@ -829,13 +777,15 @@ static void handle_dax(struct runner *c, struct job *j) {
                                    NULL, "%s: not converting: %s", dev->name, r < 0 ? strerror(-r) : d.reason);
                         continue;
                 }
-                r = pmem_convert(c->sysfs_root, dev->name, &conv);
+                r = pmem_convert(c->sysfs_root, dev->name, d.memmap_on_memory, &conv);
                 if (r < 0) {
                         report_log(c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s; trying "
                                    "again later", dev->name, conv.reason[0] ? conv.reason : strerror(-r));
                         j->dax_failed++;
                         continue;
                 }
+                if (!conv.already)
+                        report_memmap(c, dev->name, &conv.memmap);
                 online_converted(c, j, dev, &conv, event_usec[i] ? event_usec[i] : now_usec());
         }
         pmem_devices_clear(&devs);
@@ -909,7 +859,7 @@ int runner_process(struct runner *c, struct job *j) {
         pass_mark(&clock, PHASE_TOPOLOGY);
         r = collect_blocks(c, j, t, &set);
         if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "cannot read memory blocks: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot read memory blocks: %m");
                 goto finish;
         }
         if (set.n == 0 && !c->dry_run)
@@ -918,7 +868,7 @@ int runner_process(struct runner *c, struct job *j) {
         resolve_nodes(c, j->policy, t, &set);
         r = defer_unresolved(c, t, &set, &deferred);
         if (r < 0) {
-                report_log(c->reporter, LOG_ERR, NULL, "cannot defer blocks of unknown node: %s", strerror(-r));
+                report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot defer blocks of unknown node: %m");
                 goto finish;
         }
         n_deferred = (size_t) r;
@@ -929,8 +879,7 @@ int runner_process(struct runner *c, struct job *j) {
                 /* The ratio guard needs the zone of blocks the kernel chose for. */
                 r = topology_read_zones(t);
                 if (r < 0) {
-                        report_log(c->reporter, LOG_ERR, NULL, "cannot read the zones of online blocks: %s",
-                                   strerror(-r));
+                        report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot read the zones of online blocks: %m");
                         goto finish;
                 }
         }
@@ -942,7 +891,7 @@ int runner_process(struct runner *c, struct job *j) {
         if (c->dry_run) {
                 r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
                 if (r < 0)
-                        report_log(c->reporter, LOG_WARNING, NULL, "cannot print dax decisions: %s", strerror(-r));
+                        report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot print dax decisions: %m");
         }
         pass = (struct pass) { .trigger = j->trigger, .first_event_usec = j->first_event_usec, .main = true,
                                .clock = clock };

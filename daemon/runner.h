@@ -34,6 +34,7 @@ struct runner {
         size_t n_held;
         uint64_t *deferred;             /* blocks of a node not known yet, for the next job */
         size_t n_deferred;
+        bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
 };
 
 /* Drop what the runner keeps between jobs. */

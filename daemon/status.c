@@ -1,473 +1,317 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
-#include <inttypes.h>
-#include <systemd/sd-bus.h>
-#include "blocks.h"
-#include "coexist.h"
-#include "cpuset.h"
-#include "format.h"
-#include "json.h"
-#include "plan.h"
+#include <locale.h>
+#include <stdarg.h>
+#include <unistd.h>
 #include "policy.h"
 #include "status.h"
-#include "sysfs.h"
+#include "status-render.h"
+#include "term.h"
 #include "topology.h"
 #include "util.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
-#define MAX_WRITE_CPUS 64
+/*
+ * `memonlined status`: the command line and the exit status. What it
+ * reads is in status-read.c, status-sections.c and status-progress.c;
+ * what it prints in status-table.c, status-text.c and status-json.c.
+ */
 
-struct node_status {
-        int node;                       /* NODE_NONE: blocks with no node link */
-        unsigned online, offline;
-        uint64_t normal_bytes, movable_bytes;
-        bool in_topology, cpuless;
-        char *cpus;                     /* cpulist of the node, "" if none */
-        int writer_node;
-        int write_cpus[MAX_WRITE_CPUS];
-        int n_write_cpus;
-};
+#define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
+#define DEFAULT_RUNTIME_DIR "/run/memonlined"
 
-struct daemon_status {
-        bool known;
-        char *active_state, *status_text, *error;
-};
+_printf_(1, 2) static void status_error(const char *format, ...) {
+        va_list ap;
 
-struct status {
+        fputs("memonlined status: ", stderr);
+        va_start(ap, format);
+        vfprintf(stderr, format, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+struct options {
         const char *root;
-        uint64_t block_size;
-        struct node_status *nodes;
-        size_t n_nodes, a_nodes;
-        char *auto_online, *online_policy, *auto_movable_ratio;
-        struct conflicts conflicts;
-        struct daemon_status daemon;
-        char *policy_warning;
+        const char *config;
+        bool config_explicit;
+        const char **rules_dirs;
+        size_t n_rules_dirs, a_rules_dirs;
+        bool no_daemon, json, raw, noheadings, bytes, no_color;
+        bool tables[_STATUS_TABLE_MAX];         /* --tables: only these */
+        bool only_tables;
+        unsigned *columns[_STATUS_TABLE_MAX];
+        size_t n_columns[_STATUS_TABLE_MAX];
 };
 
-static void status_done(struct status *s) {
-        for (size_t i = 0; i < s->n_nodes; i++)
-                free(s->nodes[i].cpus);
-        free(s->nodes);
-        free(s->auto_online);
-        free(s->online_policy);
-        free(s->auto_movable_ratio);
-        conflicts_clear(&s->conflicts);
-        free(s->daemon.active_state);
-        free(s->daemon.status_text);
-        free(s->daemon.error);
-        free(s->policy_warning);
+static void options_done(struct options *o) {
+        free(o->rules_dirs);
+        for (unsigned t = 0; t < _STATUS_TABLE_MAX; t++)
+                free(o->columns[t]);
 }
 
-static struct node_status *node_get(struct status *s, int node) {
-        for (size_t i = 0; i < s->n_nodes; i++)
-                if (s->nodes[i].node == node)
-                        return &s->nodes[i];
-        if (GROW(s->nodes, s->a_nodes, s->n_nodes + 1) < 0)
-                return NULL;
-        s->nodes[s->n_nodes] = (struct node_status) { .node = node, .writer_node = NODE_NONE };
-        return &s->nodes[s->n_nodes++];
-}
-
-static int node_cmp(const void *a, const void *b) {
-        const struct node_status *x = a, *y = b;
-
-        /* Blocks without a node (NODE_NONE) go last. */
-        if (x->node == NODE_NONE || y->node == NODE_NONE)
-                return (x->node == NODE_NONE) - (y->node == NODE_NONE);
-        return (x->node > y->node) - (x->node < y->node);
-}
-
-static int load_policy(const char *path, struct status *s, struct policy **ret) {
+/*
+ * The policy for the writer CPUs. A refused file (or a missing one named
+ * with --config, as the daemon has it) does not stop status: it plans
+ * with the built-in defaults and says why in *ret_warning. 1 when the
+ * file was refused, 0, -ENOMEM.
+ */
+static int load_policy(const char *path, bool explicit, struct policy **ret, char **ret_warning) {
         struct policy_error err = {};
         int r;
 
         r = policy_load(path, ret, &err);
         if (r >= 0 || r == -ENOMEM)
                 return r;
-        /* Status still helps with a broken file: say so and plan with the defaults. */
-        if (r != -ENOENT) {
-                if (err.line > 0)
-                        r = asprintf(&s->policy_warning, "%s:%u: %s (using built-in defaults)", err.file, err.line,
-                                     err.reason);
-                else
-                        r = asprintf(&s->policy_warning, "%s: %s (using built-in defaults)", path,
-                                     err.reason[0] ? err.reason : strerror(-r));
-                if (r < 0) {
-                        s->policy_warning = NULL;
-                        return -ENOMEM;
-                }
-        }
-        return policy_new_default(ret);
-}
-
-static int collect_nodes(struct status *s, const struct topology *t, const struct policy *p) {
-        struct block_set set = {};
-        int r;
-
-        for (size_t i = 0; i < t->n_nodes; i++) {
-                const struct topo_node *tn = &t->nodes[i];
-                struct node_status *ns = node_get(s, tn->id);
-
-                if (!ns)
-                        return -ENOMEM;
-                ns->in_topology = true;
-                ns->cpuless = !tn->cpus || cpuset_count(tn->cpus) == 0;
-                if (tn->cpus)
-                        r = cpulist_format(tn->cpus, &ns->cpus);
-                else
-                        r = (ns->cpus = strdup("")) ? 0 : -ENOMEM;
-                if (r < 0)
-                        return r;
-                /* As the planner would choose them for a large batch. */
-                r = plan_writer_cpus(t, p, tn->id, SIZE_MAX, MAX_WRITE_CPUS, ns->write_cpus, &ns->writer_node);
-                ns->n_write_cpus = r < 0 ? 0 : r;
-        }
-
-        r = blocks_scan(s->root, s->block_size, BLOCK_STATE_UNKNOWN, &set);
-        if (r < 0) {
-                block_set_clear(&set);
-                return r;
-        }
-        for (size_t i = 0; i < set.n; i++) {
-                const struct mem_block *b = &set.blocks[i];
-                struct node_status *ns = node_get(s, b->node < 0 ? NODE_NONE : b->node);
-
-                if (!ns) {
-                        block_set_clear(&set);
-                        return -ENOMEM;
-                }
-                if (b->state == BLOCK_STATE_OFFLINE) {
-                        ns->offline++;
-                        continue;
-                }
-                if (b->state != BLOCK_STATE_ONLINE)
-                        continue;
-                ns->online++;
-                /* An online block's valid_zones names the zone it is in. */
-                if (b->valid_zones & VALID_MOVABLE)
-                        ns->movable_bytes += s->block_size;
-                else
-                        ns->normal_bytes += s->block_size;
-        }
-        block_set_clear(&set);
-        qsort(s->nodes, s->n_nodes, sizeof(*s->nodes), node_cmp);
-        return 0;
-}
-
-static int read_optional(const char *root, const char *rel, char **ret) {
-        int r = sysfs_read(root, rel, ret);
-
-        /* Absent or unreadable (old kernel, module parameter not exported) is not an error. */
-        if (r == -ENOENT || r == -EACCES || r == -EPERM || r == -ENOTDIR) {
-                *ret = NULL;
-                return 0;
-        }
-        return r;
-}
-
-/*
- * As root, talk to systemd on its private socket, like systemctl does: it
- * works without a D-Bus daemon (minimal images, early boot). Else the bus.
- */
-static int open_systemd_bus(sd_bus **ret) {
-        sd_bus *bus = NULL;
-        int r;
-
-        if (geteuid() == 0) {
-                r = sd_bus_new(&bus);
-                if (r < 0)
-                        return r;
-                r = sd_bus_set_address(bus, "unix:path=/run/systemd/private");
-                if (r >= 0)
-                        r = sd_bus_start(bus);
-                if (r >= 0) {
-                        *ret = bus;
-                        return 0;
-                }
-                sd_bus_unref(bus);
-                bus = NULL;
-        }
-        r = sd_bus_open_system(&bus);
-        if (r < 0)
-                return r;
-        *ret = bus;
-        return 0;
-}
-
-static int query_daemon(struct daemon_status *d) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *path = NULL;
-        sd_bus *bus = NULL;
-        int r;
-
-        r = open_systemd_bus(&bus);
-        if (r < 0) {
-                d->error = strdup("no system bus");
-                return d->error ? 0 : -ENOMEM;
-        }
-        (void) sd_bus_set_method_call_timeout(bus, 2 * USEC_PER_SEC);
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", "memonlined.service", &path);
-        if (r < 0)
-                goto finish;
-        r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit",
-                                       "ActiveState", &error, &d->active_state);
-        if (r < 0 && r != -ENOMEM) {
-                d->error = strdup(error.message ?: strerror(-r));
-                r = d->error ? 0 : -ENOMEM;
-                goto finish;
-        }
-        if (r < 0)
-                goto finish;
-        d->known = true;
-        sd_bus_error_free(&error);
-        /* A unit that is not loaded has no Service interface; ActiveState alone says enough. */
-        r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Service",
-                                       "StatusText", &error, &d->status_text);
-        if (r == -ENOMEM)
-                goto finish;
-        r = 0;
-finish:
-        sd_bus_error_free(&error);
-        sd_bus_flush_close_unref(bus);
-        return r < 0 ? r : 0;
-}
-
-/* ---- output ----------------------------------------------------------------- */
-
-static void json_opt_string(FILE *out, const char *key, const char *v) {
-        fprintf(out, "\"%s\":", key);
-        if (v)
-                json_write_string(out, v);
+        if (r == -ENOENT && !explicit)
+                return policy_new_default(ret);
+        /* policy_load() escaped the file name and reason: they are safe to print */
+        if (err.line > 0)
+                r = asprintf(ret_warning, "%s:%u: %s (using built-in defaults)", err.file, err.line, err.reason);
         else
-                fputs("null", out);
-}
-
-/* Three "key":string-or-null members, comma separated. */
-static void json_three(FILE *out, const char *k1, const char *v1, const char *k2, const char *v2, const char *k3,
-                       const char *v3) {
-        json_opt_string(out, k1, v1);
-        fputc(',', out);
-        json_opt_string(out, k2, v2);
-        fputc(',', out);
-        json_opt_string(out, k3, v3);
-}
-
-static void print_json(FILE *out, const struct status *s) {
-        fprintf(out, "{\"block_size\":%" PRIu64 ",\"nodes\":[", s->block_size);
-        for (size_t i = 0; i < s->n_nodes; i++) {
-                const struct node_status *n = &s->nodes[i];
-
-                fputs(i ? ",{" : "{", out);
-                if (n->node == NODE_NONE)
-                        fputs("\"node\":null", out);
-                else
-                        fprintf(out, "\"node\":%d", n->node);
-                fprintf(out, ",\"online_blocks\":%u,\"offline_blocks\":%u,\"normal_bytes\":%" PRIu64
-                        ",\"movable_bytes\":%" PRIu64 ",\"cpuless\":%s,", n->online, n->offline, n->normal_bytes,
-                        n->movable_bytes, n->cpuless ? "true" : "false");
-                json_opt_string(out, "cpus", n->cpus);
-                if (n->writer_node == NODE_NONE)
-                        fputs(",\"writer_node\":null", out);
-                else
-                        fprintf(out, ",\"writer_node\":%d", n->writer_node);
-                fputs(",\"writer_cpus\":[", out);
-                for (int k = 0; k < n->n_write_cpus; k++)
-                        fprintf(out, "%s%d", k ? "," : "", n->write_cpus[k]);
-                fputs("]}", out);
+                r = asprintf(ret_warning, "%s: %s (using built-in defaults)", err.file[0] ? err.file : path,
+                             err.reason[0] ? err.reason : strerror(-r));
+        if (r < 0) {
+                *ret_warning = NULL;
+                return -ENOMEM;
         }
-        fputs("],\"kernel\":{", out);
-        json_three(out, "auto_online_blocks", s->auto_online, "online_policy", s->online_policy,
-                   "auto_movable_ratio", s->auto_movable_ratio);
-        fputs("},\"conflicts\":[", out);
-        for (size_t i = 0; i < s->conflicts.n; i++) {
-                const struct conflict *c = &s->conflicts.items[i];
-
-                fputs(i ? ",{" : "{", out);
-                json_three(out, "what", c->what, "where", c->where, "fix", c->fix);
-                fputc('}', out);
-        }
-        fputs("],\"daemon\":{", out);
-        json_three(out, "active_state", s->daemon.active_state, "status_text", s->daemon.status_text, "error",
-                   s->daemon.error);
-        fputs("}", out);
-        if (s->policy_warning) {
-                fputc(',', out);
-                json_opt_string(out, "policy_warning", s->policy_warning);
-        }
-        fputs("}\n", out);
-}
-
-static void print_text(FILE *out, const struct status *s) {
-        unsigned online = 0, offline = 0;
-        char g1[32], g2[32];
-
-        fprintf(out, "Memory blocks (block size %" PRIu64 " MiB):\n", s->block_size >> 20);
-        fprintf(out, "%-5s %-12s %7s %8s %11s %12s %7s  %s\n", "NODE", "CPUS", "ONLINE", "OFFLINE", "NORMAL GiB",
-                "MOVABLE GiB", "WRITER", "WRITE CPUS");
-        for (size_t i = 0; i < s->n_nodes; i++) {
-                const struct node_status *n = &s->nodes[i];
-                char node[16], writer[16];
-
-                online += n->online;
-                offline += n->offline;
-                if (n->node == NODE_NONE)
-                        snprintf(node, sizeof(node), "?");
-                else
-                        snprintf(node, sizeof(node), "%d", n->node);
-                if (n->writer_node == NODE_NONE)
-                        snprintf(writer, sizeof(writer), "-");
-                else
-                        snprintf(writer, sizeof(writer), "%d", n->writer_node);
-                fprintf(out, "%-5s %-12s %7u %8u %11s %12s %7s  ", node,
-                        !n->in_topology ? "?" : n->cpuless ? "(CPU-less)" : n->cpus, n->online, n->offline,
-                        format_fixed(g1, sizeof(g1), (double) n->normal_bytes / GIB, 2),
-                        format_fixed(g2, sizeof(g2), (double) n->movable_bytes / GIB, 2), writer);
-                for (int k = 0; k < n->n_write_cpus; k++)
-                        fprintf(out, "%s%d", k ? "," : "", n->write_cpus[k]);
-                fputs(n->n_write_cpus ? "\n" : "-\n", out);
-        }
-        fprintf(out, "%-5s %-12s %7u %8u\n", "total", "", online, offline);
-
-        fputs("\nKernel policy:\n", out);
-        fprintf(out, "  auto_online_blocks  %s\n", s->auto_online ?: "(unknown)");
-        fprintf(out, "  online_policy       %s\n", s->online_policy ?: "(unknown)");
-        fprintf(out, "  auto_movable_ratio  %s\n", s->auto_movable_ratio ?: "(unknown)");
-
-        fputs("\nCompeting onliners:\n", out);
-        if (s->conflicts.n == 0)
-                fputs("  none found\n", out);
-        for (size_t i = 0; i < s->conflicts.n; i++) {
-                const struct conflict *c = &s->conflicts.items[i];
-
-                fprintf(out, "  %s", c->what ?: "?");
-                if (c->where)
-                        fprintf(out, " (%s)", c->where);
-                fputc('\n', out);
-                if (c->fix)
-                        fprintf(out, "    fix: %s\n", c->fix);
-        }
-        if (s->policy_warning)
-                fprintf(out, "\nPolicy: %s\n", s->policy_warning);
-
-        fputc('\n', out);
-        if (s->daemon.known)
-                fprintf(out, "daemon: %s%s%s\n", s->daemon.active_state,
-                        s->daemon.status_text && *s->daemon.status_text ? " - " : "",
-                        s->daemon.status_text ?: "");
-        else
-                fprintf(out, "daemon: unknown (%s)\n", s->daemon.error ?: "not queried");
+        r = policy_new_default(ret);
+        return r < 0 ? r : 1;
 }
 
 static void help(FILE *out) {
         fputs("memonlined status [OPTIONS]\n\n"
-              "Show memory blocks per node, the kernel's onlining policy, competing onliners\n"
-              "and the running daemon, read from sysfs.\n\n"
-              "     --json           One JSON object\n"
-              "     --config=FILE    Policy for banned CPUs and worker counts (default " SYSCONFDIR "/memonlined.conf)\n"
-              "     --rules-dir=DIR  Look for competing udev rules in DIR (repeatable)\n"
-              "     --no-daemon      Do not ask systemd about memonlined.service\n"
-              "     --sysfs-root=DIR Read sysfs from DIR instead of /sys\n"
-              "  -h --help           Show this help\n", out);
+              "Show memory blocks per node, hotplug devices (with CXL regions and memdevs) and dax\n"
+              "devices, the kernel's onlining policy, competing onliners, the running batch and\n"
+              "the daemon.\n\n"
+              "  -o --output=[TABLE:]LIST  Columns of a table (nodes, devices, dax; nodes without\n"
+              "                            TABLE:); +LIST adds to the defaults (repeatable)\n"
+              "     --tables=LIST          Only these tables, nothing else (nodes,devices,dax)\n"
+              "  -J --json                 One JSON document (every column unless -o)\n"
+              "  -r --raw                  Only the tables, unaligned, for scripts\n"
+              "  -n --noheadings           No column headings, no totals\n"
+              "  -b --bytes                Sizes in bytes, not 1.5G\n"
+              "     --no-color             No colour (SYSTEMD_COLORS, NO_COLOR and TERM=dumb count too)\n"
+              "     --config=FILE          Policy for banned CPUs and worker counts\n"
+              "                            (default " DEFAULT_CONFIG ")\n"
+              "     --rules-dir=DIR        Look for competing udev rules in DIR (repeatable)\n"
+              "     --no-daemon            Do not ask systemd about memonlined.service\n"
+              "     --sysfs-root=DIR       Read sysfs from DIR instead of /sys\n"
+              "  -h --help                 Show this help\n"
+              "\n"
+              "Exit status: 0 shown; 1 failure (no sysfs topology, output failed); 2 bad option\n"
+              "or argument; 3 the policy file is refused (shown with the built-in defaults);\n"
+              "64 partial: some table or section could not be read (see \"errors\" in --json).\n", out);
+        status_columns_help(out);
+}
+
+enum {
+        ARG_CONFIG = 0x100, ARG_RULES_DIR, ARG_NO_DAEMON, ARG_SYSFS_ROOT, ARG_TABLES, ARG_NO_COLOR,
+};
+
+static const struct option long_options[] = {
+        { "help",       no_argument,       NULL, 'h'            },
+        { "output",     required_argument, NULL, 'o'            },
+        { "tables",     required_argument, NULL, ARG_TABLES     },
+        { "json",       no_argument,       NULL, 'J'            },
+        { "raw",        no_argument,       NULL, 'r'            },
+        { "noheadings", no_argument,       NULL, 'n'            },
+        { "bytes",      no_argument,       NULL, 'b'            },
+        { "no-color",   no_argument,       NULL, ARG_NO_COLOR   },
+        { "config",     required_argument, NULL, ARG_CONFIG     },
+        { "rules-dir",  required_argument, NULL, ARG_RULES_DIR  },
+        { "no-daemon",  no_argument,       NULL, ARG_NO_DAEMON  },
+        { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
+        {}
+};
+
+/* -o [TABLE:]LIST. 0, -EINVAL (said), -ENOMEM. */
+static int parse_output(struct options *o, const char *arg) {
+        const char *colon = strchr(arg, ':'), *list = arg, *bad = NULL;
+        int t = STATUS_TABLE_NODES, r;
+        size_t bad_len = 0;
+
+        if (colon) {
+                t = status_table_from_name(arg, (size_t) (colon - arg));
+                if (t < 0) {
+                        status_error("unknown table \"%.*s\" in -o (nodes, devices, dax)", (int) (colon - arg), arg);
+                        return -EINVAL;
+                }
+                list = colon + 1;
+        }
+        free(o->columns[t]);
+        o->columns[t] = NULL;
+        r = status_columns_parse(t, list, &o->columns[t], &o->n_columns[t], &bad, &bad_len);
+        if (r == -EINVAL)
+                status_error("unknown column \"%.*s\" of the %s table (--help lists them)", (int) bad_len, bad,
+                             status_table_name(t));
+        return r;
+}
+
+/* --tables nodes,dax. 0, -EINVAL (said). */
+static int parse_tables(struct options *o, const char *arg) {
+        for (const char *p = arg;;) {
+                size_t len = strcspn(p, ",");
+                int t = status_table_from_name(p, len);
+
+                if (t < 0) {
+                        status_error("unknown table \"%.*s\" (nodes, devices, dax)", (int) len, p);
+                        return -EINVAL;
+                }
+                o->tables[t] = true;
+                if (p[len] == '\0')
+                        break;
+                p += len + 1;
+        }
+        o->only_tables = true;
+        return 0;
+}
+
+/* One option. 0, or < 0: a usage error, said, or -ENOMEM. */
+static int parse_option(struct options *o, int opt, const char *arg) {
+        switch (opt) {
+        case 'o':            return parse_output(o, arg);
+        case ARG_TABLES:     return parse_tables(o, arg);
+        case 'J':            o->json = true; return 0;
+        case 'r':            o->raw = true; return 0;
+        case 'n':            o->noheadings = true; return 0;
+        case 'b':            o->bytes = true; return 0;
+        case ARG_NO_COLOR:   o->no_color = true; return 0;
+        case ARG_NO_DAEMON:  o->no_daemon = true; return 0;
+        case ARG_SYSFS_ROOT: o->root = arg; return 0;
+        case ARG_CONFIG:
+                o->config = arg;
+                o->config_explicit = true;
+                return 0;
+        case ARG_RULES_DIR:
+                if (GROW(o->rules_dirs, o->a_rules_dirs, o->n_rules_dirs + 2) < 0)
+                        return -ENOMEM;
+                o->rules_dirs[o->n_rules_dirs++] = arg;
+                o->rules_dirs[o->n_rules_dirs] = NULL;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+/* 1: go on; 0: done (help); < 0: usage error already said, or -ENOMEM. */
+static int parse_argv(struct options *o, int argc, char **argv_in) {
+        _cleanup_free_ char **argv = argv_named(argc, argv_in, "memonlined status");
+        int opt, r;
+
+        if (!argv)
+                return -ENOMEM;
+        optind = 0;     /* full getopt reset: main() may have parsed its own options */
+        while ((opt = getopt_long(argc, argv, "+ho:Jrnb", long_options, NULL)) >= 0) {
+                if (opt == 'h') {
+                        help(stdout);
+                        return 0;
+                }
+                r = parse_option(o, opt, optarg);
+                if (r < 0)
+                        return r;
+        }
+        if (optind < argc) {
+                status_error("unexpected argument \"%s\"", argv[optind]);
+                return -EINVAL;
+        }
+        if (o->json && o->raw) {
+                status_error("--json and --raw exclude each other");
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int render(FILE *out, const struct options *o, const struct status_machine *m,
+                  const struct status_sections *s) {
+        bool text = !o->json && !o->raw;
+        struct status_view v = {
+                .style = {
+                        .format = o->json ? TABLE_FORMAT_JSON : o->raw ? TABLE_FORMAT_RAW : TABLE_FORMAT_TEXT,
+                        .noheadings = o->noheadings, .bytes = o->bytes,
+                        .color = text && !o->no_color && colors_wanted(fileno(out)),
+                        .utf8 = locale_is_utf8(),
+                        .wrap_lists = text && fileno(out) >= 0 && isatty(fileno(out)) > 0,
+                },
+                .m = m,
+                .only_tables = o->only_tables,
+        };
+
+        for (unsigned t = 0; t < _STATUS_TABLE_MAX; t++) {
+                v.columns[t] = o->columns[t];
+                v.n_columns[t] = o->n_columns[t];
+                v.tables[t] = o->tables[t];
+        }
+        return o->json ? status_print_json(out, &v, s) : status_print_text(out, &v, s);
+}
+
+/* A table shown is incomplete: its source, or the dax devices it is built from, could not all be read. */
+static bool tables_partial(const struct options *o, const struct status_machine *m) {
+        bool devices = !o->only_tables || o->tables[STATUS_TABLE_DEVICES];
+        bool dax = !o->only_tables || o->tables[STATUS_TABLE_DAX];
+        bool dax_partial = m->dax_error < 0 || m->dax.n_unreadable > 0;
+
+        /* the hotplug devices take the dax devices in system-ram mode */
+        return (devices && (m->devices_error < 0 || dax_partial)) || (dax && dax_partial);
+}
+
+/* What was read and the policy file's fate as an exit status: a refused file first, then anything unread. */
+static int exit_status(const struct options *o, bool policy_refused, const struct status_machine *m,
+                       const struct status_sections *s) {
+        bool sections = !o->only_tables && !o->raw;
+
+        if (policy_refused)
+                return STATUS_EXIT_CONFIG;
+        if (tables_partial(o, m) || (sections && status_sections_partial(s)))
+                return STATUS_EXIT_PARTIAL;
+        return STATUS_EXIT_SUCCESS;
 }
 
 int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
-        enum { ARG_JSON = 0x100, ARG_CONFIG, ARG_RULES_DIR, ARG_NO_DAEMON, ARG_SYSFS_ROOT };
-        static const struct option options[] = {
-                { "help",      no_argument,       NULL, 'h'           },
-                { "json",      no_argument,       NULL, ARG_JSON      },
-                { "config",    required_argument, NULL, ARG_CONFIG    },
-                { "rules-dir", required_argument, NULL, ARG_RULES_DIR },
-                { "no-daemon", no_argument,       NULL, ARG_NO_DAEMON },
-                { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
-                {}
+        _cleanup_(options_done) struct options o = {
+                .root = sysfs_root ?: "/sys",
+                .config = DEFAULT_CONFIG,
         };
-        _cleanup_(status_done) struct status s = { .root = sysfs_root ?: "/sys" };
+        _cleanup_(status_sections_done) struct status_sections s = { .batch = { .node = NODE_NONE } };
+        _cleanup_(status_machine_done) struct status_machine m = {};
         _cleanup_topology_ struct topology *t = NULL;
         _cleanup_policy_ struct policy *p = NULL;
-        _cleanup_free_ const char **dirs = NULL;
-        const char *config = SYSCONFDIR "/memonlined.conf";
-        size_t n_dirs = 0, a_dirs = 0;
-        bool json = false, no_daemon = false;
-        int opt, r;
+        const char *runtime_dir = getenv("MEMONLINED_RUNTIME_DIR");
+        struct topology_error terr = {};
+        int r, refused = 0;
 
-        optind = 0;     /* full getopt reset: main() may have parsed its own options */
-        while ((opt = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
-                switch (opt) {
-                case 'h':
-                        help(stdout);
-                        return 0;
-                case ARG_JSON:
-                        json = true;
-                        break;
-                case ARG_CONFIG:
-                        config = optarg;
-                        break;
-                case ARG_RULES_DIR:
-                        if (GROW(dirs, a_dirs, n_dirs + 2) < 0) {
-                                fprintf(stderr, "status: out of memory\n");
-                                return -ENOMEM;
-                        }
-                        dirs[n_dirs++] = optarg;
-                        dirs[n_dirs] = NULL;
-                        break;
-                case ARG_NO_DAEMON:
-                        no_daemon = true;
-                        break;
-                case ARG_SYSFS_ROOT:
-                        s.root = optarg;
-                        break;
-                default:
-                        return 1;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "status: unexpected argument \"%s\"\n", argv[optind]);
-                return 1;
-        }
+        /* Character widths and what is printable, for the tables; this is the command's own process. */
+        setlocale(LC_CTYPE, "");
+        r = parse_argv(&o, argc, argv);
+        if (r == -ENOMEM)
+                status_error("out of memory");
+        if (r <= 0)
+                return r == 0 ? STATUS_EXIT_SUCCESS : r == -ENOMEM ? STATUS_EXIT_FAILURE : STATUS_EXIT_USAGE;
 
-        r = topology_load(s.root, &t);
+        r = topology_load_full(o.root, TOPO_LOAD_NEED_MEMORY, &t, &terr);
         if (r < 0) {
-                fprintf(stderr, "status: cannot read the topology under %s: %s\n", s.root, strerror(-r));
-                return r;
+                status_error("cannot read the topology under %s: %s", o.root, terr.reason[0] ? terr.reason
+                                                                                            : strerror(-r));
+                return STATUS_EXIT_FAILURE;
         }
-        s.block_size = t->block_size;
-        r = load_policy(config, &s, &p);
-        if (r < 0) {
-                fprintf(stderr, "status: cannot set up the policy: %s\n", strerror(-r));
-                return r;
+        r = refused = load_policy(o.config, o.config_explicit, &p, &s.policy_warning);
+        if (r >= 0)
+                r = status_machine_read(t, p, &m);
+        /* --raw and --tables show tables only: the sections are not read */
+        if (r >= 0 && !o.only_tables && !o.raw)
+                r = status_sections_read(o.root, o.rules_dirs ?: coexist_default_rules_dirs,
+                                         runtime_dir && *runtime_dir ? runtime_dir : DEFAULT_RUNTIME_DIR,
+                                         !o.no_daemon, &s);
+        if (r >= 0)
+                r = render(out, &o, &m, &s);
+        if (r == -ENOMEM) {
+                status_error("out of memory");
+                return STATUS_EXIT_FAILURE;
         }
-        r = collect_nodes(&s, t, p);
-        if (r < 0) {
-                fprintf(stderr, "status: cannot read memory blocks under %s: %s\n", s.root, strerror(-r));
-                return r;
+        if (r < 0 || fflush(out) != 0 || ferror(out)) {
+                status_error("cannot write output: %s", strerror(r < 0 ? -r : errno ?: EIO));
+                return STATUS_EXIT_FAILURE;
         }
-        if (read_optional(s.root, "devices/system/memory/auto_online_blocks", &s.auto_online) < 0 ||
-            read_optional(s.root, "module/memory_hotplug/parameters/online_policy", &s.online_policy) < 0 ||
-            read_optional(s.root, "module/memory_hotplug/parameters/auto_movable_ratio", &s.auto_movable_ratio) < 0) {
-                fprintf(stderr, "status: cannot read the kernel's hotplug policy under %s\n", s.root);
-                return -EIO;
-        }
-        r = coexist_check(s.root, dirs ?: coexist_default_rules_dirs, &s.conflicts);
-        if (r < 0) {
-                fprintf(stderr, "status: cannot check for competing onliners: %s\n", strerror(-r));
-                return r;
-        }
-        if (no_daemon)
-                s.daemon.error = strdup("not queried");
-        else
-                r = query_daemon(&s.daemon);
-        if (r < 0 || (no_daemon && !s.daemon.error)) {
-                fprintf(stderr, "status: out of memory\n");
-                return -ENOMEM;
-        }
-
-        if (json)
-                print_json(out, &s);
-        else
-                print_text(out, &s);
-        if (fflush(out) != 0 || ferror(out)) {
-                fprintf(stderr, "status: cannot write output: %m\n");
-                return -EIO;
-        }
-        return 0;
+        /* With --raw, --json or --tables the output has no place for the warning: say it here. */
+        if (refused > 0 && (o.raw || o.json || o.only_tables))
+                status_error("%s", s.policy_warning);
+        return exit_status(&o, refused > 0, &m, &s);
 }

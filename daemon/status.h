@@ -5,16 +5,25 @@
 
 /*
  * `memonlined status`: what the machine looks like to the daemon, read
- * from sysfs (through sysfs_root) with no daemon needed: blocks online and
- * offline per node, bytes per zone, the writer node and CPUs the planner
- * would use, the kernel's onlining policy, competing onliners, and the
- * running daemon's state over the system bus when one is reachable.
- *
- * Options: --json, --config FILE (policy for banned CPUs and worker
- * counts), --rules-dir DIR (repeatable; replaces the default udev rules
- * directories), --no-daemon (skip the bus query), --sysfs-root DIR
- * (overrides sysfs_root).
- *
- * argv[0] is the subcommand name. Returns 0, 1 for bad usage, or -errno.
+ * from sysfs (through sysfs_root) with no daemon needed: per node, blocks
+ * online and offline, memory per zone and offline, the writer node and
+ * CPUs the planner would use; the hotplug devices (DIMMs, virtio-mem, dax
+ * kmem) with their zones, CXL region and memdevs, and whether they can be
+ * unplugged now; dax devices; the kernel's onlining policy; competing
+ * onliners; the running batch (from the daemon's progress file in
+ * $MEMONLINED_RUNTIME_DIR, default /run/memonlined) and the daemon's state
+ * over the system bus when one is reachable. Tables through libsmartcols,
+ * text, raw or one JSON document; see memonlined-status(8).
  */
+
+/* Exit statuses, as memonlined-status(8) documents them; the daemon's numbers (main.c). */
+enum {
+        STATUS_EXIT_SUCCESS = 0,
+        STATUS_EXIT_FAILURE = 1,        /* no topology under the sysfs root, out of memory, output failed */
+        STATUS_EXIT_USAGE = 2,          /* bad option or argument */
+        STATUS_EXIT_CONFIG = 3,         /* the policy file is refused: shown with the built-in defaults */
+        STATUS_EXIT_PARTIAL = 64,       /* shown, but some table or section could not be read (as chmem) */
+};
+
+/* argv[0] is the subcommand name. Prints to out, errors to stderr. Returns an exit status above. */
 int status_main(int argc, char **argv, const char *sysfs_root, FILE *out);

@@ -11,8 +11,9 @@
 
 /*
  * The machine as sysfs describes it: nodes, CPUs, physical cores,
- * distances, HMAT initiators, and what memory each node already has
- * online per zone (for the MOVABLE:KERNEL ratio guard).
+ * distances, HMAT initiators (machine.c), and the memory blocks with
+ * what each node already has online per zone, for the MOVABLE:KERNEL
+ * ratio guard (block-cache.c, which also loads, syncs and frees).
  */
 
 struct topo_node {
@@ -173,6 +174,9 @@ const struct memdev *topology_block_device(const struct topology *t, uint64_t id
 
 /* The budget's base for node (NODE_NONE: all nodes): kernel_early_bytes, or kernel_bytes without devices. */
 uint64_t topology_kernel_early(const struct topology *t, int node);
+static inline uint64_t topology_node_kernel_early(const struct topology *t, const struct topo_node *n) {
+        return t->devices_known ? n->kernel_early_bytes : n->kernel_bytes;
+}
 
 /*
  * The node whose CPUs write this node's memory: the node itself if it has

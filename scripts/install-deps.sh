@@ -5,7 +5,7 @@
 # Debian 12 otherwise; the Debian 13 guest brings its own kernel.
 set -e
 PKGS="build-essential autoconf automake pkg-config git
-      libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libiniparser-dev libnuma-dev libsmartcols-dev libcmocka-dev
+      libudev-dev libsystemd-dev libdaxctl-dev libiniparser-dev libnuma-dev libsmartcols-dev libcmocka-dev
       valgrind jq python3 systemd-journal-remote time
       qemu-system-x86 qemu-utils linux-image-amd64 mmdebstrap e2fsprogs ndctl daxctl
       gnuplot-nox clang libclang-rt-14-dev zsh"

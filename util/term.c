@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <langinfo.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "term.h"
@@ -24,4 +25,10 @@ bool colors_decide(const char *systemd_colors, const char *no_color, const char 
 
 bool colors_wanted(int fd) {
         return colors_decide(getenv("SYSTEMD_COLORS"), getenv("NO_COLOR"), getenv("TERM"), isatty(fd) > 0);
+}
+
+bool locale_is_utf8(void) {
+        const char *cs = nl_langinfo(CODESET);
+
+        return cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
 }

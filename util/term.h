@@ -13,3 +13,5 @@
 bool colors_decide(const char *systemd_colors, const char *no_color, const char *term, bool tty);
 /* The same from the environment, for the stream on fd. */
 bool colors_wanted(int fd);
+/* The locale's character set (LC_CTYPE, once setlocale() ran) is UTF-8. */
+bool locale_is_utf8(void);

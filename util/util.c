@@ -355,3 +355,14 @@ size_t format_u64(char *buf, uint64_t v) {
         buf[n] = 0;
         return n;
 }
+
+char **argv_named(int argc, char **argv, const char *name) {
+        char **copy = calloc((size_t) argc + 1, sizeof(char *));
+
+        if (!copy)
+                return NULL;
+        if (argc > 0)
+                memcpy(copy, argv, (size_t) argc * sizeof(char *));
+        copy[0] = (char *) name;
+        return copy;
+}

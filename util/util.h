@@ -40,6 +40,13 @@ static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 #define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
 
+/*
+ * Keep the first failure: ret takes expr's value only if ret holds none
+ * yet (ret >= 0) and expr failed (< 0). Evaluates to expr's value, so
+ * steps that should all run can each be gathered: RET_GATHER(r, step()).
+ */
+#define RET_GATHER(ret, expr) ({ int _g = (expr); if ((ret) >= 0 && _g < 0) (ret) = _g; _g; })
+
 static inline bool streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
 static inline const char *strempty(const char *s) { return s ? s : ""; }
 static inline bool startswith(const char *s, const char *prefix) {
@@ -96,6 +103,12 @@ int parse_node_id(const char *s, int *ret);
  * writes it (no leading zero); -EINVAL/-ERANGE as parse_u64().
  */
 int parse_prefixed_id(const char *name, const char *prefix, uint64_t *ret);
+/*
+ * A copy of argv whose argv[0] is name, so that getopt's messages name the
+ * subcommand as typed ("memonlined status"); the strings are shared, the
+ * array is the caller's to free. NULL on ENOMEM.
+ */
+char **argv_named(int argc, char **argv, const char *name);
 
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */
 int parse_bool(const char *s, bool *ret);

@@ -380,6 +380,10 @@ char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
         }
 
         dax_device_files(root, dev_dir, d->region, d->id, d->start, d->size, d->target_node, d->driver);
+        if (d->memmap_on_memory) {
+                snprintf(rel, sizeof(rel), "%s/memmap_on_memory", dev_dir);
+                fake_write(root, rel, "%s\n", d->memmap_on_memory);
+        }
         free(region_dir);
         return dev_dir;
 }
@@ -448,4 +452,41 @@ char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r) {
                 fake_write(root, rel, "%d\n", r->memmap_on_memory);
         }
         return dev_dir;
+}
+
+char *jq(const char *text, const char *filter) {
+        char tmpl[] = "/tmp/memonline-json-XXXXXX", *cmd = NULL, *buf = NULL;
+        size_t n = 0;
+        int fd = mkstemp(tmpl);
+        FILE *f, *p;
+
+        if (fd < 0 || !(f = fdopen(fd, "w")))
+                abort();
+        fputs(text, f);
+        fclose(f);
+        if (asprintf(&cmd, "jq -c -r '%s' '%s'", filter, tmpl) < 0 || !(p = popen(cmd, "re")))
+                abort();
+        if (getdelim(&buf, &n, '\0', p) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        /* jq failed: not JSON, or a bad filter */
+        if (pclose(p) != 0 || !buf)
+                abort();
+        unlink(tmpl);
+        free(cmd);
+        while (*buf && buf[strlen(buf) - 1] == '\n')
+                buf[strlen(buf) - 1] = '\0';
+        return buf;
+}
+
+char *line_with(const char *s, const char *needle) {
+        const char *p = strstr(s, needle), *b, *e;
+
+        if (!p)
+                return NULL;
+        for (b = p; b > s && b[-1] != '\n'; b--)
+                ;
+        e = strchr(p, '\n');
+        return strndup(b, e ? (size_t) (e - b) : strlen(b));
 }

@@ -63,7 +63,7 @@ void fake_standard_machine(const char *root);
  *   devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/regionR/{uevent,nstype,dax_seed,pfn_seed}
  *   .../regionR/namespaceR.N/uuid                      (ns_uuid)
  *   .../regionR/daxR.N/{namespace,uuid}                (the nd_dax; uuid = dax_uuid)
- *   .../regionR/daxR.N/daxR.N/{size,resource,target_node,numa_node,driver}
+ *   .../regionR/daxR.N/daxR.N/{size,resource,target_node,numa_node,memmap_on_memory,driver}
  *   bus/dax/devices/daxR.N -> the last directory
  * With no_nd the device sits under devices/platform/hmem.R instead (no region).
  */
@@ -76,6 +76,7 @@ struct fake_dax {
         const char *dax_uuid;           /* NULL: no nd_dax uuid file */
         bool volatile_region;           /* DEVTYPE=nd_volatile instead of nd_pmem */
         bool no_nd;                     /* not under an nd bus (hmem-like) */
+        const char *memmap_on_memory;   /* the attribute's text ("0", "1"); NULL: none (before 6.8) */
 };
 /* Returns the device directory relative to root (caller frees), e.g. for mappingK or removal. */
 char *fake_add_dax_device(const char *root, const struct fake_dax *d);
@@ -102,3 +103,8 @@ struct fake_cxl_region {
 };
 /* Returns the dax device directory relative to root (caller frees). */
 char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r);
+
+/* Run jq -c -r with filter over text; its stdout, trailing newlines cut. Aborts if jq fails. Caller frees. */
+char *jq(const char *text, const char *filter);
+/* The first line of s that contains needle, copied; NULL if none. */
+char *line_with(const char *s, const char *needle);

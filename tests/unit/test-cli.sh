@@ -68,6 +68,13 @@ for b in 64 65 66 67; do
         [ "$(cat "$T/sys/devices/system/memory/memory$b/state")" = online_kernel ] || allok=no
 done
 check "once writes each block's zone per policy" test $allok = yes
+check "once draws no progress bar when stderr is not a terminal" test "$(grep -c $'\r' "$T/err")" -eq 0
+
+# On a terminal (script(1), from util-linux, gives it one), the bar ends the pass on its own line.
+new_tree
+TERM=xterm script -qec "\"$MEMONLINED\" --sysfs-root \"$T/sys\" --config \"$T/good.conf\" --once \
+        --log-target console >/dev/null" /dev/null >"$T/tty" 2>&1
+check "once on a terminal draws the progress bar, to the last block" grep -q '\[####################\] onlining' "$T/tty"
 check "boot blocks untouched" test "$(cat "$T/sys/devices/system/memory/memory3/state")" = online
 batch=$(grep 'MESSAGE_ID=6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6' <<<"$out")
 check "one batch record" test "$(grep -c . <<<"$batch")" -eq 1
@@ -170,6 +177,43 @@ check "an unknown option is a usage error (exit code 2)" test $? -eq 2
 check "an extra argument is a usage error (exit code 2)" test $? -eq 2
 check "--version prints the version" bash -c '"$1" --version | grep -q "^memonlined [0-9]"' _ "$MEMONLINED"
 check "--help mentions --sysfs-root" bash -c '"$1" --help | grep -q -- "--sysfs-root"' _ "$MEMONLINED"
+check "--help lists the exit statuses" bash -c '"$1" --help | tr "\n" " " | grep -q "Exit status: 0 .* 2 .* 3 .* 64 partial"' \
+        _ "$MEMONLINED"
+
+# --- status: the daemon's exit statuses -------------------------------------
+new_tree
+: > "$T/empty.conf"
+status() { MEMONLINED_RUNTIME_DIR="$T/run" "$MEMONLINED" status --sysfs-root "$T/sys" --no-daemon --rules-dir "$T" "$@"; }
+out=$(status --config "$T/empty.conf" 2>"$T/err")
+check "status exits 0" test $? -eq 0
+check "status counts the offline blocks" grep -q ', 10 offline (' <<<"$out"
+status --config "$T/empty.conf" --bogus 2>"$T/err"
+check "status: an unknown option exits 2" test $? -eq 2
+check "status: errors name the subcommand" grep -q '^memonlined status: ' "$T/err"
+status --config "$T/empty.conf" -o NOSUCH 2>/dev/null
+check "status: an unknown column exits 2" test $? -eq 2
+out=$(status --config "$T/bad.conf" 2>"$T/err")
+check "status: a refused policy file exits 3" test $? -eq 3
+check "status: and names FILE:LINE" grep -q "^Policy: $T/bad.conf:4: " <<<"$out"
+printf '[daemon]\nworkers = \033]0;owned\007\n' > "$T/evil.conf"
+status --config "$T/evil.conf" -J >/dev/null 2>"$T/err"
+check "status -J: a refused policy file exits 3" test $? -eq 3
+check "status -J: says why on stderr" grep -q "^memonlined status: $T/evil.conf:2: " "$T/err"
+check "status -J: the warning is escaped" grep -qF '\x1b]0;owned\x07' "$T/err"
+check "status -J: no terminal escape on stderr" test "$(tr -d -c '\033' < "$T/err" | wc -c)" -eq 0
+out=$(status --config "$T/evil.conf" 2>&1)
+check "status: the refused file's text is escaped once under Policy:" \
+        grep -qF 'got "\x1b]0;owned\x07" (using built-in defaults)' <<<"$out"
+check "status: no terminal escape in the text" test "$(tr -d -c '\033' <<<"$out" | wc -c)" -eq 0
+mkdir -p "$T/run"
+head -c 5000 /dev/zero | tr '\0' A > "$T/run/progress"
+status --config "$T/empty.conf" >/dev/null 2>&1
+check "status: an unreadable progress file is partial (64)" test $? -eq 64
+rm -rf "$T/run"
+MEMONLINED_SYSFS_ROOT="$T/nonexistent" "$MEMONLINED" status --no-daemon 2>/dev/null
+check "status: no topology exits 1" test $? -eq 1
+check "status --help lists the exit statuses" \
+        bash -c '"$1" status --help | tr "\n" " " | grep -q "Exit status: 0 .* 1 .* 2 .* 3 .* 64 partial"' _ "$MEMONLINED"
 
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -85,6 +85,32 @@ for cmd in "" report status; do
                 not_ok "every option of 'memonlined ${cmd:+$cmd }--help' is offered" "missing:${missing:- (no options parsed)}"
         fi
 done
+offers "short options of status" "-o -J -r -n -b -h" memonlined status -
+
+# status -o [TABLE:]LIST and --tables LIST.
+offers "status -o: node columns and table prefixes" "NODE WRITER-CPUS OFFLINE-SIZE nodes: devices: dax:" \
+        memonlined status -o ""
+expect "status -o: the last item of a list" "NODE,CPUS NODE,CPULESS" memonlined status -o NODE,CP
+expect "status -o: +LIST" "+OFFLINE +OFFLINE-SIZE" memonlined status --output = +OFF
+expect "status -o TABLE:COL" "devices:REMOVABLE devices:RANGE" memonlined status -o devices:R
+expect "status -o TABLE:COL, split at the colon" "REMOVABLE RANGE" memonlined status -o devices : R
+expect "status --output=TABLE:LIST, split" "DEVICE,DECODER" memonlined status --output = dax : DEVICE,DEC
+expect "status -o TABLE:, split" \
+        "$(echo DEVICE MODE STATE SIZE NODE BLOCKS ONLINE NAMESPACE REGION CXL-REGION DECODER MEMDEVS)" \
+        memonlined status -o dax :
+expect "status --tables" "nodes,dax nodes,devices" memonlined status --tables = nodes,d
+# Every column "status --help" lists, per table.
+help=$("$MEMONLINED" status --help 2>&1)
+for table in nodes devices dax; do
+        want=$(awk -v t="(-o $table:LIST" 'index($0, t) { on = 1; next } /^$/ { on = 0 } on { print $1 }' <<<"$help" |
+                sort | tr '\n' ' ')
+        got=$(complete_words memonlined status -o "$table:" | sed "s/^$table://" | sort | tr '\n' ' ')
+        if [ -n "$want" ] && [ "$want" = "$got" ]; then
+                ok "status -o $table: offers every column --help lists"
+        else
+                not_ok "status -o $table: offers every column --help lists" "want: $want" "got:  $got"
+        fi
+done
 offers "short options of the daemon" "-c -V -h" memonlined -
 offers "short options of report" "-D -S -U -b -h" memonlined report -
 
@@ -105,6 +131,8 @@ zsh_offers "subcommands" "memonlined " "*report*summarise*status*"
 zsh_offers "--log-target values" "memonlined --log-target " "*auto*console*journal*"
 zsh_offers "dax device names" "memonlined report --device " "*dax0.0*dax1.0*"
 zsh_offers "status options" "memonlined status --" "*--no-daemon*--rules-dir*"
+zsh_offers "status columns of a table" "memonlined status -o devices:" "*KIND*REMOVABLE*"
+zsh_offers "status tables" "memonlined status --tables=" "*dax*devices*nodes*"
 
 echo "1..$n"
 [ $failed -eq 0 ]

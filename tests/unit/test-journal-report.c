@@ -3,7 +3,6 @@
  * `memonlined report` on real journal files: records are written in the
  * journal export format and turned into .journal files by
  * systemd-journal-remote, as a collector host would have them.
- * `memonlined status` on fake sysfs trees.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +18,6 @@
 #include "fake-tree.h"
 #include "journal-report.h"
 #include "report.h"
-#include "status.h"
 #include "util.h"
 
 #define T0 1700000000ULL        /* 2023-11-14 22:13:20 UTC */
@@ -236,9 +234,9 @@ static int teardown(void **state) {
 
 /* ---- running the subcommands ---------------------------------------------- */
 
-/* Run report (root NULL) or status with a NULL-terminated argument list; output in *ret_out. */
-static int run_va(const char *root, char **ret_out, va_list ap) {
-        char *argv[32] = { (char *) (root ? "status" : "report") };
+/* Run report with a NULL-terminated argument list; output in *ret_out. */
+static int run_va(char **ret_out, va_list ap) {
+        char *argv[32] = { (char *) "report" };
         int argc = 1, r;
         char *buf = NULL;
         size_t n = 0;
@@ -248,7 +246,7 @@ static int run_va(const char *root, char **ret_out, va_list ap) {
                 argv[argc++] = (char *) a;
         out = open_memstream(&buf, &n);
         assert_non_null(out);
-        r = root ? status_main(argc, argv, root, out) : journal_report_main(argc, argv, out);
+        r = journal_report_main(argc, argv, out);
         fclose(out);
         *ret_out = buf;
         return r;
@@ -259,17 +257,7 @@ static int run_report(char **ret_out, ...) {
         int r;
 
         va_start(ap, ret_out);
-        r = run_va(NULL, ret_out, ap);
-        va_end(ap);
-        return r;
-}
-
-static int run_status(const char *root, char **ret_out, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, ret_out);
-        r = run_va(root, ret_out, ap);
+        r = run_va(ret_out, ap);
         va_end(ap);
         return r;
 }
@@ -286,18 +274,6 @@ static unsigned count_lines(const char *s, const char *needle) {
                 p = e ? e + 1 : p + len;
         }
         return n;
-}
-
-/* The line of s that contains needle (first one), copied. */
-static char *line_with(const char *s, const char *needle) {
-        const char *p = strstr(s, needle), *b, *e;
-
-        if (!p)
-                return NULL;
-        for (b = p; b > s && b[-1] != '\n'; b--)
-                ;
-        e = strchr(p, '\n');
-        return strndup(b, e ? (size_t) (e - b) : strlen(b));
 }
 
 /* Section of the table output from a heading up to the next blank line. */
@@ -324,34 +300,6 @@ static char *node_row(const char *out, const char *host, int nd) {
                 p = e ? e + 1 : p + strlen(p);
         }
         return NULL;
-}
-
-/* Run jq over text; its stdout, trimmed. */
-static char *jq(const char *text, const char *filter) {
-        char tmpl[] = "/tmp/memonline-jr-json-XXXXXX";
-        _cleanup_free_ char *cmd = NULL;
-        char *buf = NULL;
-        size_t n = 0;
-        int fd = mkstemp(tmpl);
-        FILE *f, *p;
-
-        assert_true(fd >= 0);
-        f = fdopen(fd, "w");
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
-        assert_true(asprintf(&cmd, "jq -c -r '%s' '%s'", filter, tmpl) > 0);
-        p = popen(cmd, "re");
-        assert_non_null(p);
-        if (getdelim(&buf, &n, '\0', p) < 0) {
-                free(buf);
-                buf = strdup("");
-        }
-        assert_int_equal(pclose(p), 0);
-        unlink(tmpl);
-        while (*buf && buf[strlen(buf) - 1] == '\n')
-                buf[strlen(buf) - 1] = '\0';
-        return buf;
 }
 
 /* Export text a test writes into a memstream, then into fx->dir/NAME.journal. */
@@ -1243,121 +1191,6 @@ static void test_large(void **state) {
         unlink(path);
 }
 
-/* ---- status tests ------------------------------------------------------------ */
-
-/* Standard machine plus hot-added memory: offline blocks on node 1 and CPU-less node 2, movable online ones. */
-static char *status_machine(void) {
-        char *root = fake_tree_new();
-
-        fake_standard_machine(root);
-        for (uint64_t b = 16; b < 20; b++)
-                fake_add_block(root, b, 1, "offline", "Normal Movable");
-        for (uint64_t b = 32; b < 38; b++)
-                fake_add_block(root, b, 2, "offline", "Movable");
-        for (uint64_t b = 38; b < 40; b++)
-                fake_add_block(root, b, 2, "online", "Movable");
-        fake_add_block(root, 64, -1, "offline", "Normal");      /* node link not there yet */
-        fake_write(root, "module/memory_hotplug/parameters/online_policy", "auto-movable\n");
-        fake_write(root, "devices/system/memory/auto_online_blocks", "online_movable\n");
-        fake_mkdir(root, "rules");
-        return root;
-}
-
-static void test_status_json(void **state) {
-        _cleanup_free_ char *out = NULL, *v = NULL, *rules = NULL;
-        char *root = status_machine();
-
-        assert_true(asprintf(&rules, "%s/rules", root) > 0);
-        assert_int_equal(run_status(root, &out, "--json", "--no-daemon", "--config", "/nonexistent/memonlined.conf",
-                                    "--rules-dir", rules, NULL), 0);
-        assert_int_equal(count_lines(out, NULL), 1);
-        v = jq(out, ".nodes[] | [.node, .online_blocks, .offline_blocks, .normal_bytes, .movable_bytes, .cpuless,"
-                    " .writer_node] | @csv");
-        assert_string_equal(v, "0,8,0,1073741824,0,false,0\n"
-                               "1,8,4,1073741824,0,false,1\n"
-                               "2,2,6,0,268435456,true,1\n"
-                               ",0,1,0,0,false,");
-        free(v);
-        /* default policy: one worker per node; node 2 is written from node 1's first core */
-        v = jq(out, "[.nodes[] | .writer_cpus | length] | @csv");
-        assert_string_equal(v, "1,1,1,0");
-        free(v);
-        v = jq(out, ".nodes[2].writer_cpus[0]");
-        assert_true(streq(v, "4") || streq(v, "5"));
-        free(v);
-        v = jq(out, "[.block_size, .kernel.auto_online_blocks, .kernel.online_policy, .kernel.auto_movable_ratio,"
-                    " .daemon.error] | @csv");
-        assert_string_equal(v, "134217728,\"online_movable\",\"auto-movable\",,\"not queried\"");
-        free(v);
-        /* kernel auto-online competes with us */
-        v = jq(out, ".conflicts | length");
-        assert_true(atoi(v) >= 1);
-        fake_tree_free(root);
-}
-
-static void test_status_text(void **state) {
-        _cleanup_free_ char *out = NULL, *rules = NULL, *n2 = NULL;
-        char *root = status_machine();
-
-        fake_write(root, "devices/system/memory/auto_online_blocks", "offline\n");
-        assert_true(asprintf(&rules, "%s/rules", root) > 0);
-        assert_int_equal(run_status(root, &out, "--no-daemon", "--config", "/nonexistent/memonlined.conf",
-                                    "--rules-dir", rules, NULL), 0);
-        assert_non_null(strstr(out, "block size 128 MiB"));
-        n2 = line_with(out, "(CPU-less)");
-        assert_non_null(n2);
-        {
-                char nd[8], cpus[16], normal[16], movable[16];
-                unsigned on, off, writer;
-
-                assert_int_equal(sscanf(n2, "%7s %15s %u %u %15s %15s %u", nd, cpus, &on, &off, normal, movable,
-                                        &writer), 7);
-                assert_string_equal(nd, "2");
-                assert_int_equal(on, 2);
-                assert_int_equal(off, 6);
-                assert_string_equal(movable, "0.25");
-                assert_int_equal(writer, 1);
-        }
-        assert_non_null(strstr(out, "auto_online_blocks  offline"));
-        assert_non_null(strstr(out, "online_policy       auto-movable"));
-        assert_non_null(strstr(out, "auto_movable_ratio  (unknown)"));
-        assert_non_null(strstr(out, "Competing onliners:\n  none found"));
-        assert_non_null(strstr(out, "daemon: unknown (not queried)"));
-        {
-                _cleanup_free_ char *total = line_with(out, "total");
-                unsigned on, off;
-
-                assert_non_null(total);
-                assert_int_equal(sscanf(total, "total %u %u", &on, &off), 2);
-                assert_int_equal(on, 18);
-                assert_int_equal(off, 11);
-        }
-        fake_tree_free(root);
-}
-
-static void test_status_daemon_line(void **state) {
-        _cleanup_free_ char *out = NULL, *rules = NULL, *l = NULL;
-        char *root = status_machine();
-
-        /* Whatever the bus says here, status carries on and says something about the daemon. */
-        assert_true(asprintf(&rules, "%s/rules", root) > 0);
-        assert_int_equal(run_status(root, &out, "--config", "/nonexistent/memonlined.conf", "--rules-dir", rules,
-                                    NULL), 0);
-        l = line_with(out, "daemon: ");
-        assert_non_null(l);
-        assert_non_null(strstr(out, "Kernel policy:"));
-        free(out);
-        assert_int_equal(run_status(root, &out, "--bogus", NULL), 1);
-        free(out);
-        assert_true(run_status("/nonexistent/memonline-root", &out, "--no-daemon", NULL) < 0);
-        free(out);
-        /* --sysfs-root wins over the root the caller passes */
-        assert_int_equal(run_status("/nonexistent/memonline-root", &out, "--sysfs-root", root, "--no-daemon", "--json",
-                                    "--config", "/nonexistent/memonlined.conf", "--rules-dir", rules, NULL), 0);
-        assert_non_null(strstr(out, "\"offline_blocks\":6"));
-        fake_tree_free(root);
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_table_several_hosts),
@@ -1376,9 +1209,6 @@ int main(void) {
                 cmocka_unit_test(test_sources),
                 cmocka_unit_test(test_machine_ids),
                 cmocka_unit_test(test_boots),
-                cmocka_unit_test(test_status_json),
-                cmocka_unit_test(test_status_text),
-                cmocka_unit_test(test_status_daemon_line),
         };
         /* Table times are local time; pin it. */
         setenv("TZ", "UTC", 1);

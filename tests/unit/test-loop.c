@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include "fake-tree.h"
 #include "loop.h"
+#include "status-read.h"
 #include "util.h"
 
 #define MSEC USEC_PER_MSEC
@@ -505,10 +506,17 @@ static void watchdog_feed(struct fixture *f) {
 
 static bool was_stuck;
 static char *progress_while_stuck;
+static struct status_batch batch_while_stuck = { .node = NODE_NONE };
+static int batch_read_while_stuck;
 
 static void watchdog_stuck(struct fixture *f) {
+        char run[4096];
+
         was_stuck = kernel_stuck(&f->kernel);
         progress_while_stuck = fake_read(f->root, "run/" LOOP_PROGRESS_FILE);
+        /* what `memonlined status` reads of it */
+        snprintf(run, sizeof(run), "%s/run", f->root);
+        batch_read_while_stuck = status_batch_read(run, &batch_while_stuck);
         pings_stuck = drain_pings(f);
         watchdog_feed(f);
 }
@@ -537,6 +545,14 @@ static void test_watchdog_starves_when_stuck(void **state) {
         assert_non_null(progress_while_stuck);
         assert_string_equal(progress_while_stuck, "STATUS=onlining node 1: 0/4 blocks, 0.0/0.5 GiB, 0.00 GiB/s");
         free(progress_while_stuck);
+        assert_int_equal(batch_read_while_stuck, 1);
+        assert_string_equal(batch_while_stuck.status, "onlining node 1: 0/4 blocks, 0.0/0.5 GiB, 0.00 GiB/s");
+        assert_non_null(batch_while_stuck.trigger);
+        assert_int_equal(batch_while_stuck.node, 1);
+        assert_int_equal(batch_while_stuck.blocks_done, 0);
+        assert_int_equal(batch_while_stuck.blocks_total, 4);
+        assert_int_equal(batch_while_stuck.block_size, 128 << 20);
+        status_batch_done(&batch_while_stuck);
         assert_null(fake_read(f->root, "run/" LOOP_PROGRESS_FILE));
         for (uint64_t id = 32; id < 36; id++)
                 assert_true(has_state(f, id, "online_movable"));

@@ -7,7 +7,11 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <time.h>
 #include "fake-tree.h"
 #include "online.h"
@@ -205,6 +209,8 @@ static struct online_result *run_script(struct tplan *t, struct script *s, const
 }
 
 /* ---- tests ----------------------------------------------------------- */
+
+static int file_write(void *userdata, uint64_t id, int fd, const char *value, size_t old_len, bool regular_file);
 
 /* A request that writes the fake tree at root, 128 MiB blocks. */
 static struct online_request tree_request(const char *root, struct tplan *t, const struct policy *p) {
@@ -966,9 +972,273 @@ static void test_bad_request(void **state) {
         struct online_result *res = (struct online_result *) 0x1;
         struct tplan t = {};
         struct online_request req = { .plan = &t.plan };    /* no root, no ops */
+        struct online_ops none = {}, files_only = { .write_file = file_write };
 
         assert_int_equal(online_write(&req, &res), -EINVAL);
+        /* ops that write nothing; write_file without files to write through. */
+        req.ops = &none;
+        req.sysfs_root = "/nonexistent";
+        assert_int_equal(online_write(&req, &res), -EINVAL);
+        req.ops = &files_only;
+        req.sysfs_root = NULL;
+        assert_int_equal(online_write(&req, &res), -EINVAL);
         assert_ptr_equal(res, (struct online_result *) 0x1);
+}
+
+/* ---- the write through the state file: the default and the write_file seam ---- */
+
+static char *read_back(const char *path) {
+        char buf[64] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        assert_true(fd >= 0);
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        assert_true(n >= 0);
+        return strndup(buf, (size_t) n);
+}
+
+static int state_file(char *path, const char *content) {
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, content, strlen(content), 0), (ssize_t) strlen(content));
+        return fd;
+}
+
+static void test_write_state_file(void **state) {
+        char path[] = "/tmp/memonline-state-XXXXXX";
+        _cleanup_free_ char *v = NULL;
+        int fd, devnull, ro;
+        pid_t pid;
+        int status;
+
+        /* A regular file: the shorter value replaces the old one whole. */
+        fd = state_file(path, "offline\n");
+        assert_int_equal(online_write_state_file(fd, "online", 8, true), 0);
+        v = read_back(path);
+        assert_string_equal(v, "online");
+        free(TAKE_PTR(v));
+        /* Length not known: cut all the same. */
+        assert_int_equal(pwrite(fd, "offline\n", 8, 0), 8);
+        assert_int_equal(online_write_state_file(fd, "online", SIZE_MAX, true), 0);
+        v = read_back(path);
+        assert_string_equal(v, "online");
+        free(TAKE_PTR(v));
+        /* As on sysfs: one write, nothing cut (a regular file shows why a tree needs the cut). */
+        assert_int_equal(pwrite(fd, "offline\n", 8, 0), 8);
+        assert_int_equal(online_write_state_file(fd, "online", 8, false), 0);
+        v = read_back(path);
+        assert_string_equal(v, "onlinee\n");
+        free(TAKE_PTR(v));
+
+        /* The write fails: its errno. */
+        ro = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(ro >= 0);
+        assert_int_equal(online_write_state_file(ro, "online", 8, true), -EBADF);
+        close(ro);
+
+        /* The write goes through but the cut fails: that errno (/dev/null takes writes, not truncation). */
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        assert_true(devnull >= 0);
+        assert_int_equal(online_write_state_file(devnull, "online", 8, false), 0);
+        assert_int_equal(online_write_state_file(devnull, "online", 8, true), -EINVAL);
+        close(devnull);
+
+        /* A short write is -EIO, and nothing is cut after it. In a child: the file size limit is per process. */
+        assert_int_equal(pwrite(fd, "offline\n", 8, 0), 8);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct rlimit rl = { .rlim_cur = 3, .rlim_max = 3 };
+
+                signal(SIGXFSZ, SIG_IGN);
+                if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+                        _exit(2);
+                _exit(online_write_state_file(fd, "online", 8, true) == -EIO ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        v = read_back(path);
+        assert_string_equal(v, "onlline\n");
+        close(fd);
+        unlink(path);
+}
+
+/* A stand-in for the kernel's side of the write, on the fake tree's real files. */
+struct file_script {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        int errs[64][4];                /* per block id: what its writes return first, then the default */
+        size_t n_errs[64], calls[64];
+        size_t total_calls;
+        bool bad_args;                  /* a call without a usable fd or with a known length wrong */
+        uint64_t block_on;              /* hold this block's write until released (0: none) */
+        bool blocked, released;
+};
+
+static int file_write(void *userdata, uint64_t id, int fd, const char *value, size_t old_len, bool regular_file) {
+        struct file_script *f = userdata;
+        int r = 0;
+
+        pthread_mutex_lock(&f->lock);
+        f->total_calls++;
+        if (fd < 0 || !regular_file || (old_len != SIZE_MAX && old_len > 32) || id >= 64)
+                f->bad_args = true;
+        else if (f->calls[id] < f->n_errs[id])
+                r = f->errs[id][f->calls[id]];
+        if (id < 64)
+                f->calls[id]++;
+        if (id == f->block_on) {
+                f->blocked = true;
+                pthread_cond_broadcast(&f->cond);
+                while (!f->released)
+                        pthread_cond_wait(&f->cond, &f->lock);
+        }
+        pthread_mutex_unlock(&f->lock);
+        return r < 0 ? r : online_write_state_file(fd, value, old_len, regular_file);
+}
+
+static void file_script_init(struct file_script *f) {
+        memset(f, 0, sizeof(*f));
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_cond_init(&f->cond, NULL);
+}
+
+static char *block_state(const char *root, uint64_t id) {
+        char rel[128];
+
+        snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) id);
+        return fake_read(root, rel);
+}
+
+/*
+ * write_file: the blocks go through their files (opened ahead, read before
+ * the write and after EINVAL) and only the write is the test's. Failures
+ * there take the same ways as on sysfs.
+ */
+static void test_write_file_fails(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 2);
+        struct file_script f;
+        struct online_ops ops = { .write_file = file_write, .userdata = &f };
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = tree_request(root, &t, &p);
+        unsigned fds_before;
+
+        fake_standard_machine(root);
+        fake_add_blocks(root, 16, 6, 0, "offline", "Normal Movable");
+        tplan_group(&t, 0, one, 1, 16, 6, ZONE_MOVABLE);
+        file_script_init(&f);
+        f.errs[17][0] = f.errs[17][1] = -EBUSY;         /* retried, then written */
+        f.n_errs[17] = 2;
+        f.errs[19][0] = -EIO;                           /* fails for good */
+        f.n_errs[19] = 1;
+        f.errs[20][0] = -EINVAL;                        /* still offline: the kernel's zone instead */
+        f.n_errs[20] = 1;
+        req.ops = &ops;
+
+        fds_before = open_fds();
+        assert_int_equal(online_write(&req, &res), 0);
+        assert_int_equal(open_fds(), fds_before);
+        assert_false(f.bad_args);
+
+        for (size_t i = 0; i < 6; i++) {
+                const struct block_result *br = &res->blocks[i];
+                _cleanup_free_ char *v = block_state(root, br->id);
+
+                assert_int_equal(br->id, 16 + i);
+                assert_false(br->skipped);
+                if (br->id == 19) {
+                        assert_int_equal(br->error, -EIO);
+                        assert_int_equal(br->attempts, 1);
+                        assert_string_equal(v, "offline");
+                } else if (br->id == 20) {
+                        assert_int_equal(br->error, 0);
+                        assert_true(br->fell_back);
+                        assert_int_equal(br->attempts, 2);
+                        assert_string_equal(v, "online");
+                } else {
+                        assert_int_equal(br->error, 0);
+                        assert_int_equal(br->attempts, br->id == 17 ? 3 : 1);
+                        assert_string_equal(v, "online_movable");
+                }
+        }
+        assert_int_equal(f.total_calls, 9);
+        assert_int_equal(res->groups[0].blocks, 5);
+        assert_int_equal(res->failed, 1);
+        fake_tree_free(root);
+}
+
+struct stopper {
+        struct file_script *f;
+        atomic_bool *stop;
+};
+
+/* Waits until the write is held in the kernel, then stops the job (SIGTERM) and lets the write end. */
+static void *stop_during_write(void *userdata) {
+        struct stopper *s = userdata;
+
+        pthread_mutex_lock(&s->f->lock);
+        while (!s->f->blocked)
+                pthread_cond_wait(&s->f->cond, &s->f->lock);
+        atomic_store(s->stop, true);
+        s->f->released = true;
+        pthread_cond_broadcast(&s->f->cond);
+        pthread_mutex_unlock(&s->f->lock);
+        return NULL;
+}
+
+/*
+ * A write that blocks (the kernel busy with the add) while the helper has
+ * opened the next files, and a stop comes meanwhile: the write in flight
+ * ends and counts, no further block is written, every file is closed.
+ */
+static void test_write_file_blocks(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int one[] = { -1 };
+        struct policy p = test_policy(1, 0);
+        struct file_script f;
+        struct online_ops ops = { .write_file = file_write, .userdata = &f };
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = tree_request(root, &t, &p);
+        atomic_bool stop = false;
+        struct stopper stopper = { .f = &f, .stop = &stop };
+        unsigned fds_before;
+        pthread_t thread;
+
+        fake_standard_machine(root);
+        fake_add_blocks(root, 40, 20, 0, "offline", "Normal Movable");
+        tplan_group(&t, 0, one, 1, 40, 20, ZONE_MOVABLE);
+        file_script_init(&f);
+        f.block_on = 42;        /* the third write: 40, then 42 (41 goes last) */
+        req.ops = &ops;
+        req.stop = &stop;
+
+        fds_before = open_fds();
+        assert_int_equal(pthread_create(&thread, NULL, stop_during_write, &stopper), 0);
+        assert_int_equal(online_write(&req, &res), 0);
+        assert_int_equal(pthread_join(thread, NULL), 0);
+        assert_int_equal(open_fds(), fds_before);
+
+        assert_int_equal(f.total_calls, 2);
+        for (size_t i = 0; i < 20; i++) {
+                const struct block_result *br = &res->blocks[i];
+                _cleanup_free_ char *v = block_state(root, br->id);
+                bool written = br->id == 40 || br->id == 42;
+
+                assert_int_equal(br->error, written ? 0 : -ECANCELED);
+                assert_int_equal(br->not_attempted, !written);
+                assert_string_equal(v, written ? "online_movable" : "offline");
+        }
+        assert_int_equal(res->groups[0].blocks, 2);
+        assert_int_equal(res->failed, 0);
+        fake_tree_free(root);
 }
 
 int main(void) {
@@ -999,6 +1269,9 @@ int main(void) {
                 cmocka_unit_test(test_pin_success),
                 cmocka_unit_test(test_empty_plan),
                 cmocka_unit_test(test_bad_request),
+                cmocka_unit_test(test_write_state_file),
+                cmocka_unit_test(test_write_file_fails),
+                cmocka_unit_test(test_write_file_blocks),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

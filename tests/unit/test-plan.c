@@ -1127,25 +1127,31 @@ static void test_e2e_standard_machine(void **state) {
         fake_tree_free(root);
 }
 
-static void test_e2e_ratio_guard(void **state) {
-        _cleanup_topology_ struct topology *t = NULL;
-        _cleanup_policy_ struct policy *p = NULL;
-        _cleanup_plan_ struct plan *plan = NULL;
+/* The standard machine with 24 offline blocks 16..39 on node 1, read back, and a ratio of 100% over all nodes. */
+static char *guard_machine(struct topology **t, struct policy **p, struct block_set *s) {
         _cleanup_free_ char *conf = NULL;
         struct policy_error err = {};
-        struct block_set s = {};
         char *root = fake_tree_new();
 
-        /* 2 GiB online Normal (node0 + node1) at 100%: 16 blocks movable, then kernel. */
         fake_standard_machine(root);
         for (uint64_t b = 16; b < 40; b++)
                 fake_add_block(root, b, 1, "offline", "Movable Normal");
         conf = write_conf(root, "[zones]\nmovable_ratio = 100\nratio_per_node = no\n");
+        assert_int_equal(topology_load(root, t), 0);
+        assert_int_equal(policy_load(conf, p, &err), 0);
+        assert_int_equal(blocks_scan(root, (*t)->block_size, BLOCK_STATE_OFFLINE, s), 0);
+        return root;
+}
 
-        assert_int_equal(topology_load(root, &t), 0);
+static void test_e2e_ratio_guard(void **state) {
+        _cleanup_topology_ struct topology *t = NULL;
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_plan_ struct plan *plan = NULL;
+        struct block_set s = {};
+        char *root = guard_machine(&t, &p, &s);
+
+        /* 2 GiB online Normal (node0 + node1) at 100%: 16 blocks movable, then kernel. */
         assert_int_equal(t->nodes[0].kernel_bytes + t->nodes[1].kernel_bytes, 2 * GiB);
-        assert_int_equal(policy_load(conf, &p, &err), 0);
-        assert_int_equal(blocks_scan(root, t->block_size, BLOCK_STATE_OFFLINE, &s), 0);
         plan = build(&s, t, p);
         assert_int_equal(movable_then_kernel(plan, 16, 24), 16);
         plan_free(TAKE_PTR(plan));
@@ -1154,6 +1160,48 @@ static void test_e2e_ratio_guard(void **state) {
         p->ratio_per_node = true;
         plan = build(&s, t, p);
         assert_int_equal(movable_then_kernel(plan, 16, 24), 8);
+        block_set_clear(&s);
+        fake_tree_free(root);
+}
+
+/*
+ * The blocks of a static device share its verdict, marked as the device's
+ * (the runner says it once per device); blocks of no device are guarded
+ * one by one, not so marked.
+ */
+static void test_ratio_device_verdict(void **state) {
+        _cleanup_topology_ struct topology *t = NULL;
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_plan_ struct plan *plan = NULL;
+        _cleanup_(memdev_set_clear) struct memdev_set devs = {};
+        struct block_set s = {};
+        /* 2 GiB boot kernel memory at 100%; a 3 GiB DIMM (blocks 16..39) would exceed it as a whole. */
+        char *root = guard_machine(&t, &p, &s);
+
+        plan = build(&s, t, p);
+        for (uint64_t id = 16; id < 40; id++) {
+                struct found f = find(plan, id);
+
+                assert_false(f.item->guarded_by_device);
+                assert_int_equal(f.item->ratio_guarded, id >= 32);
+        }
+        plan_free(TAKE_PTR(plan));
+
+        assert_int_equal(memdev_set_add(&devs, MEMDEV_ACPI, "PNP0C80:00", 16 * t->block_size, 40 * t->block_size), 0);
+        assert_int_equal(memdev_set_seal(&devs), 0);
+        topology_set_devices(t, &devs, NULL);
+        plan = build(&s, t, p);
+        for (uint64_t id = 16; id < 40; id++) {
+                struct found f = find(plan, id);
+
+                assert_int_equal(f.item->zone, ZONE_KERNEL);
+                assert_true(f.item->ratio_guarded);
+                assert_true(f.item->guarded_by_device);
+                assert_true(startswith(f.item->reason, "ratio guard: dimm PNP0C80:00 (3.0 GiB) -> online_kernel"));
+                /* One text for the whole device. */
+                assert_ptr_equal(f.item->reason, find(plan, 16).item->reason);
+        }
+        assert_int_equal(plan->n_ratio_guarded, 24);
         block_set_clear(&s);
         fake_tree_free(root);
 }
@@ -1174,6 +1222,7 @@ int main(void) {
                 cmocka_unit_test(test_ratio_per_node),
                 cmocka_unit_test(test_ratio_disabled),
                 cmocka_unit_test(test_ratio_not_for_rules),
+                cmocka_unit_test(test_ratio_device_verdict),
                 cmocka_unit_test(test_cpuless_node),
                 cmocka_unit_test(test_workers),
                 cmocka_unit_test(test_banned_cpus),

@@ -128,6 +128,7 @@ static void test_cxl_scan_memdev_twice(void **state) {
         const struct pmem_device *d;
         _cleanup_free_ char *dir = fake_add_cxl_region(c->root, &r);
 
+        assert_non_null(dir);
         fake_write(c->root, "devices/platform/ACPI0017:00/root0/decoder0.0/region0/target1", "decoder2.0\n");
         d = scan_find(c, "dax0.0");
         assert_string_equal(d->cxl_memdevs, "mem0");
@@ -437,6 +438,8 @@ static void test_cxl_dry_run_and_record(void **state) {
         FILE *f;
 
         add_region(c, &region0);
+        /* Debian 13's default: the kernel's switch off, so a CXL device's own 1 has no effect. */
+        fake_write(c->root, "module/memory_hotplug/parameters/memmap_on_memory", "N\n");
         d = scan_find(c, "dax0.0");
         p = load(c, "[pmem]\nzone = online_movable\n");
         f = open_memstream(&buf, &size);
@@ -445,7 +448,10 @@ static void test_cxl_dry_run_and_record(void **state) {
         assert_int_equal(fclose(f), 0);
         assert_string_equal(buf, "device=dax0.0 action=skip zone=online_movable reason=\"not devdax (mode "
                             "system-ram)\" namespace=- region=-1 node=2 size=536870912 mode=system-ram "
-                            "cxl_region=region0 cxl_decoder=decoder0.0 cxl_memdev=mem0,mem1\n");
+                            "cxl_region=region0 cxl_decoder=decoder0.0 cxl_memdev=mem0,mem1 memmap_on_memory=no "
+                            "memmap_reason=\"the device's memmap_on_memory reads 1, but memory_hotplug.memmap_on_memory "
+                            "is off (a boot parameter: add memory_hotplug.memmap_on_memory=1 to the kernel command "
+                            "line)\"\n");
 
         reporter_init(&rep, LOG_TARGET_CONSOLE);
         size = 0;

@@ -888,12 +888,13 @@ static void test_print_decisions(void **state) {
         assert_int_equal(fclose(f), 0);
         assert_string_equal(buf,
                 "device=dax0.0 action=skip zone=online_movable reason=\"not devdax (mode system-ram)\" "
-                "namespace=namespace0.0 region=0 node=2 size=1073741824 mode=system-ram\n"
+                "namespace=namespace0.0 region=0 node=2 size=1073741824 mode=system-ram "
+                "memmap_on_memory=unsupported\n"
                 "device=dax1.0 action=convert zone=online_movable reason=\"convert_devdax=yes\" "
-                "namespace=namespace1.0 region=1 node=2 size=2147483648 mode=devdax\n"
+                "namespace=namespace1.0 region=1 node=2 size=2147483648 mode=devdax memmap_on_memory=unsupported\n"
                 "device=dax5.0 action=skip zone=online_movable reason=\"not on a pmem region (convert_devdax "
                 "covers pmem; add a [device] rule with convert=yes)\" namespace=- region=-1 node=-1 "
-                "size=2147483648 mode=devdax\n"
+                "size=2147483648 mode=devdax memmap_on_memory=unsupported\n"
                 "daxctl-conf-ignored=\"daxctl.conf.d/x.conf: [reconfigure-device q] has no nvdimm.uuid: "
                 "daxctl never matches it\"\n");
 }
@@ -952,13 +953,13 @@ static void test_convert_errors(void **state) {
         struct pmem_convert_result res;
 
         /* Bad names never reach libdaxctl. */
-        assert_int_equal(pmem_convert("/sys", "memory12", &res), -EINVAL);
+        assert_int_equal(pmem_convert("/sys", "memory12", MEMMAP_KEEP, &res), -EINVAL);
         assert_int_equal(res.error, -EINVAL);
         assert_non_null(strstr(res.reason, "not a dax device name"));
-        assert_int_equal(pmem_convert("/sys", NULL, &res), -EINVAL);
+        assert_int_equal(pmem_convert("/sys", NULL, MEMMAP_KEEP, &res), -EINVAL);
 
         /* Only reads /sys: no dax device has this name on any machine we run tests on. */
-        int r = pmem_convert("/sys/", "dax4095.4095", &res);
+        int r = pmem_convert("/sys/", "dax4095.4095", MEMMAP_KEEP, &res);
         if (r != -ENOENT)
                 skip();         /* libdaxctl cannot start here (no kmod); nothing to assert */
         assert_int_equal(res.error, -ENOENT);
@@ -978,7 +979,7 @@ static void test_convert_other_root(void **state) {
         dev.id = 4095;
         add_dax(c, &dev);
         memset(&res, 0x55, sizeof(res));
-        assert_int_equal(pmem_convert(c->root, "dax4095.4095", &res), -EXDEV);
+        assert_int_equal(pmem_convert(c->root, "dax4095.4095", MEMMAP_KEEP, &res), -EXDEV);
         assert_int_equal(res.error, -EXDEV);
         assert_non_null(strstr(res.reason, "only the real /sys"));
         assert_non_null(strstr(res.reason, c->root));
@@ -986,9 +987,9 @@ static void test_convert_other_root(void **state) {
         assert_int_equal(res.bind_usec, 0);
 
         assert_true(asprintf(&missing, "%s/no-such-dir", c->root) > 0);
-        assert_int_equal(pmem_convert(missing, "dax4095.4095", &res), -ENOENT);
+        assert_int_equal(pmem_convert(missing, "dax4095.4095", MEMMAP_KEEP, &res), -ENOENT);
         assert_non_null(strstr(res.reason, "no-such-dir"));
-        assert_int_equal(pmem_convert(NULL, "dax4095.4095", &res), -EINVAL);
+        assert_int_equal(pmem_convert(NULL, "dax4095.4095", MEMMAP_KEEP, &res), -EINVAL);
 }
 
 static void test_strings(void **state) {

@@ -92,6 +92,7 @@ static void assert_defaults(const struct policy *p) {
         assert_false(p->convert_devdax);
         assert_int_equal(p->pmem_zone, ZONE_MOVABLE);
         assert_true(p->respect_daxctl);
+        assert_int_equal(p->memmap_on_memory, MEMMAP_KEEP);
         assert_int_equal(p->n_nodes, 0);
         assert_int_equal(p->n_ranges, 0);
         assert_int_equal(p->n_devices, 0);
@@ -176,7 +177,34 @@ static void test_shipped_examples(void **state) {
         assert_int_equal(p->n_devices, 2);
         assert_string_equal(p->devices[1].cxl_region, "region0");
         assert_string_equal(p->devices[1].cxl_memdev, "mem0");
+        assert_int_equal(p->devices[0].memmap_on_memory, MEMMAP_ON);
+        assert_int_equal(p->devices[1].memmap_on_memory, MEMMAP_UNSET);
         assert_int_equal(p->n_exclusions, 4);
+}
+
+/* memmap_on_memory: yes, no (any boolean spelling) or keep, in [pmem] and [device]; a rule may set only it. */
+static void test_memmap_keys(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        p = load_ok(state, "[pmem]\nmemmap_on_memory = No\n"
+                           "[device a]\nmatch_device = dax0.0\nmemmap_on_memory = on\n"
+                           "[device b]\nmatch_device = dax1.0\nmemmap_on_memory = KEEP\n"
+                           "[device c]\nmatch_device = dax2.0\nzone = skip\n");
+        assert_int_equal(p->memmap_on_memory, MEMMAP_OFF);
+        assert_int_equal(p->n_devices, 3);
+        assert_int_equal(p->devices[0].memmap_on_memory, MEMMAP_ON);
+        assert_int_equal(p->devices[1].memmap_on_memory, MEMMAP_KEEP);
+        assert_int_equal(p->devices[2].memmap_on_memory, MEMMAP_UNSET);
+        assert_string_equal(memmap_setting_to_string(MEMMAP_ON), "yes");
+        assert_string_equal(memmap_setting_to_string(MEMMAP_OFF), "no");
+        assert_string_equal(memmap_setting_to_string(MEMMAP_KEEP), "keep");
+        assert_string_equal(memmap_setting_to_string((enum memmap_setting) 99), "unset");
+
+        expect_error(state, "[pmem]\nmemmap_on_memory = force\n", 2,
+                     "memmap_on_memory: expected yes, no or keep, got \"force\"");
+        expect_error(state, "[device x]\nmatch_device = dax0.0\nmemmap_on_memory = 2\n", 3,
+                     "memmap_on_memory: expected yes, no or keep, got \"2\"");
+        expect_error(state, "[device x]\nmatch_device = dax0.0\nmemmap_on_memory =\n", 3, "got \"\"");
 }
 
 static void test_full_file(void **state) {
@@ -517,7 +545,7 @@ static void test_rule_sections(void **state) {
         expect_error(state, "[device a]\nconvert = yes\n[device a]\nconvert = no\n", 3,
                      "duplicate section [device a], first at line 1");
         expect_error(state, "[node 3]\n[daemon]\n", 1, "[node 3] sets neither zone nor workers");
-        expect_error(state, "[daemon]\n[device x]\nmatch_device = dax0.0\n", 2, "sets neither zone nor convert");
+        expect_error(state, "[daemon]\n[device x]\nmatch_device = dax0.0\n", 2, "sets none of zone, convert and memmap_on_memory");
 }
 
 static void test_exclusions_accumulate(void **state) {
@@ -897,6 +925,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_shipped_defaults, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_shipped_examples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_full_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_memmap_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_device_cxl_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_over_auto_online, setup, teardown),

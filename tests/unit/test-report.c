@@ -286,6 +286,41 @@ static void test_report_log_console(void **state) {
         capture_close(&c);
 }
 
+static void test_report_log_errno(void **state) {
+        struct capture c;
+
+        capture_open(&c);
+        errno = EBADF;
+        /* Logs once, %m as the error's text, and hands the error back as -errno, given either way. */
+        assert_int_equal(report_log_errno(&c.r, LOG_ERR, NULL, -ENOENT, "cannot read %s: %m", "state"), -ENOENT);
+        assert_int_equal(report_log_errno(&c.r, LOG_WARNING, MESSAGE_ID_CONFIG, EACCES, "open: %m; later"), -EACCES);
+        /* Below the threshold: nothing said, the error still returned. */
+        assert_int_equal(report_log_errno(&c.r, LOG_DEBUG, NULL, -EIO, "hidden: %m"), -EIO);
+        assert_int_equal(errno, EBADF);         /* the caller's errno survives */
+        assert_string_equal(c.err, "error: cannot read state: No such file or directory\n"
+                                   "warning: open: Permission denied; later\n");
+        assert_int_equal(c.out_size, 0);
+        capture_close(&c);
+}
+
+/* A failed record_add() stays with the record: emitting it fails with that error and prints nothing. */
+static void test_record_first_error(void **state) {
+        _cleanup_(record_clear) struct record rec = {};
+        _cleanup_free_ char *line = NULL;
+        struct capture c;
+
+        capture_open(&c);
+        assert_int_equal(record_add(&rec, "MESSAGE=kept"), 0);
+        rec.error = -ENOMEM;    /* as record_add() leaves it when an allocation fails */
+        assert_int_equal(record_add(&rec, "PRIORITY=%d", LOG_INFO), 0);
+        assert_int_equal(rec.error, -ENOMEM);
+        assert_int_equal(record_emit(&c.r, &rec), -ENOMEM);
+        assert_int_equal(record_format_line(&rec, &line), -ENOMEM);
+        assert_null(line);
+        assert_int_equal(c.out_size, 0);
+        capture_close(&c);
+}
+
 /* ---- batches -------------------------------------------------------------- */
 
 struct fixture {
@@ -659,16 +694,18 @@ static void test_mismatch(void **state) {
 }
 
 /* Every MEMONLINE_ field a record carries is explained in its catalog entry. */
+/* Every MESSAGE_ID of report.h. */
+static const char *const message_ids[] = {
+        MESSAGE_ID_BATCH, MESSAGE_ID_NODE, MESSAGE_ID_FAILURE, MESSAGE_ID_DEVICE,
+        MESSAGE_ID_CONFIG, MESSAGE_ID_CONFLICT, MESSAGE_ID_STARTED, MESSAGE_ID_RATIO,
+        MESSAGE_ID_AUTO_ONLINE, MESSAGE_ID_STALLED, MESSAGE_ID_SLOW_KERNEL,
+};
+
 static void test_catalog(void **state) {
         struct batch_info info = {
                 .trigger = "udev", .first_event_usec = 500000, .cpu_usec = 1234, .block_size = BS,
         };
         const char *srcdir = getenv("top_srcdir");
-        const char *ids[] = {
-                MESSAGE_ID_BATCH, MESSAGE_ID_NODE, MESSAGE_ID_FAILURE, MESSAGE_ID_DEVICE,
-                MESSAGE_ID_CONFIG, MESSAGE_ID_CONFLICT, MESSAGE_ID_STARTED, MESSAGE_ID_RATIO,
-                MESSAGE_ID_AUTO_ONLINE, MESSAGE_ID_STALLED, MESSAGE_ID_SLOW_KERNEL,
-        };
         _cleanup_free_ char *path = NULL, *text = NULL;
         struct fixture f;
         struct capture c;
@@ -680,14 +717,14 @@ static void test_catalog(void **state) {
         assert_true(asprintf(&path, "%s/catalog/memonlined.catalog", srcdir) > 0);
         assert_int_equal(read_full_file(path, &text, NULL), 0);
 
-        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(message_ids); i++) {
                 char head[64];
                 const char *sec;
 
-                snprintf(head, sizeof(head), "\n-- %s\nSubject: ", ids[i]);
+                snprintf(head, sizeof(head), "\n-- %s\nSubject: ", message_ids[i]);
                 sec = strstr(text, head);
                 if (!sec)
-                        fail_msg("no catalog entry for %s", ids[i]);
+                        fail_msg("no catalog entry for %s", message_ids[i]);
                 assert_null(strstr(sec + 1, head));
         }
 
@@ -721,6 +758,54 @@ static void test_catalog(void **state) {
         }
 }
 
+static bool is_hex32(const char *p) {
+        for (size_t i = 0; i < 32; i++)
+                if (!strchr("0123456789abcdef", p[i]))
+                        return false;
+        return !strchr("0123456789abcdefABCDEF", p[32]);
+}
+
+/*
+ * The VM tests, the guest scripts and the benchmarks carry copies of the
+ * MESSAGE_IDs (they run where report.h is not at hand): every 32-digit
+ * hex word in them is one of report.h's, so a changed ID cannot leave a
+ * copy behind.
+ */
+static void test_message_id_copies(void **state) {
+        static const char *const files[] = {
+                "tests/vm/vm.py", "tests/vm/run-scenarios.py", "tests/vm/faults.py",
+                "tests/vm/guest/journal-records", "tests/vm/stub/memonlined", "tests/bench/vm-bench.py",
+        };
+        const char *srcdir = getenv("top_srcdir");
+        size_t n_copies = 0;
+
+        if (!srcdir)
+                skip();
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *path = NULL, *text = NULL;
+                size_t size;
+
+                assert_true(asprintf(&path, "%s/%s", srcdir, files[i]) > 0);
+                if (read_full_file(path, &text, &size) == -ENOENT)
+                        continue;
+                assert_non_null(text);
+                for (const char *p = text; p + 32 <= text + size; p++) {
+                        bool known = false;
+
+                        if ((p > text && strchr("0123456789abcdefABCDEF", p[-1])) || !is_hex32(p))
+                                continue;
+                        for (size_t k = 0; k < ELEMENTSOF(message_ids) && !known; k++)
+                                known = strncmp(p, message_ids[k], 32) == 0;
+                        if (!known)
+                                fail_msg("%s: %.32s is no MESSAGE_ID of report.h", files[i], p);
+                        n_copies++;
+                        p += 31;
+                }
+        }
+        /* The copies this test exists for are there. */
+        assert_true(n_copies >= 10);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_log_target),
@@ -728,6 +813,8 @@ int main(void) {
                 cmocka_unit_test(test_format_line),
                 cmocka_unit_test(test_emit_console),
                 cmocka_unit_test(test_report_log_console),
+                cmocka_unit_test(test_report_log_errno),
+                cmocka_unit_test(test_record_first_error),
                 cmocka_unit_test(test_batch_records),
                 cmocka_unit_test(test_gibps),
                 cmocka_unit_test(test_zero_duration),
@@ -735,6 +822,7 @@ int main(void) {
                 cmocka_unit_test(test_mismatch),
                 cmocka_unit_test(test_cxl_records),
                 cmocka_unit_test(test_catalog),
+                cmocka_unit_test(test_message_id_copies),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -519,7 +519,9 @@ static void test_cxl_dry_run(void **state) {
                                         "writer_node=1 device=dax1.0 cxl_region=region1 cxl_memdev=mem1\n"));
         assert_non_null(strstr(f->out, "device=dax1.0 action=skip zone=online_movable reason=\"not devdax (mode "
                                         "system-ram)\" namespace=- region=-1 node=2 size=536870912 mode=system-ram "
-                                        "cxl_region=region1 cxl_decoder=decoder0.0 cxl_memdev=mem1\n"));
+                                        "cxl_region=region1 cxl_decoder=decoder0.0 cxl_memdev=mem1 "
+                                        "memmap_on_memory=no memmap_reason=\"the device's memmap_on_memory reads 1, "
+                                        "but the kernel is built without CONFIG_MHP_MEMMAP_ON_MEMORY\"\n"));
         assert_state(f, 1170, "offline");
 }
 

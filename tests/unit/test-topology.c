@@ -7,6 +7,7 @@
 #include "cpuset.h"
 #include "fake-tree.h"
 #include "topology.h"
+#include "topology-internal.h"
 #include "util.h"
 
 #define BS (128ULL << 20)
@@ -926,6 +927,63 @@ static void test_refresh_machine(void **state) {
         assert_int_equal(topology_node(t, 3)->movable_bytes, BS);
 }
 
+/* The seam between machine.c and block-cache.c: the machine loads, swaps and frees apart from the blocks. */
+static void test_machine_apart(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = load(root);
+        _cleanup_free_ char *signature = NULL;
+        struct topology fresh = { .sysfs_root = (char *) root };
+        struct topology_error e = {};
+        const struct topo_block *b;
+        size_t n_blocks = t->n_blocks;
+        uint64_t kernel1 = topology_node(t, 1)->kernel_bytes;
+        char *bad;
+
+        assert_true(kernel1 > 0);
+        assert_int_equal(machine_read_signature(root, &signature), 0);
+        assert_string_equal(signature, t->signature);
+
+        /* CPU 7 goes offline; a fresh machine sees it, with no block read. */
+        fake_write(root, "devices/system/cpu/cpu7/online", "0\n");
+        fake_write(root, "devices/system/cpu/online", "0-6\n");
+        assert_int_equal(machine_load(&fresh, &e), 0);
+        assert_string_equal(e.reason, "");
+        assert_null(fresh.blocks);
+        assert_int_equal(fresh.n_nodes, t->n_nodes);
+        assert_false(numa_bitmask_isbitset(topology_node(&fresh, 1)->cpus, 7));
+        assert_int_equal(topology_node(&fresh, 1)->kernel_bytes, 0);
+        assert_string_not_equal(fresh.signature, t->signature);
+
+        /* Swapped: t has the new machine and keeps its blocks; fresh has the old machine. */
+        machine_swap(t, &fresh);
+        assert_false(numa_bitmask_isbitset(topology_node(t, 1)->cpus, 7));
+        assert_true(numa_bitmask_isbitset(topology_node(&fresh, 1)->cpus, 7));
+        assert_int_equal(t->n_blocks, n_blocks);
+        b = topology_block(t, t->blocks[0].id);
+        assert_ptr_equal(b, &t->blocks[0]);
+        assert_null(fresh.blocks);
+        /* The zone totals are the cache's to count again; a swap alone leaves them with the new nodes at 0. */
+        assert_int_equal(topology_node(t, 1)->kernel_bytes, 0);
+        assert_int_equal(topology_node(&fresh, 1)->kernel_bytes, kernel1);
+
+        machine_done(&fresh);
+        assert_null(fresh.nodes);
+        assert_int_equal(fresh.n_nodes, 0);
+        assert_null(fresh.cpus);
+        assert_null(fresh.signature);
+        assert_null(fresh.notes);
+
+        /* A node directory that cannot be listed: the machine fails, saying which. */
+        bad = fake_tree_new();
+        fake_write(bad, "devices/system/node", "not a directory\n");
+        fresh = (struct topology) { .sysfs_root = bad };
+        assert_int_equal(machine_load(&fresh, &e), -ENOTDIR);
+        assert_string_equal(e.reason, "cannot list devices/system/node: Not a directory");
+        machine_done(&fresh);
+        fake_tree_free(bad);
+        topology_error_set(NULL, "no error to fill: %d", 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_standard, setup_standard, teardown),
@@ -954,6 +1012,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_machine, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_read_links, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_machine_apart, setup_standard, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -623,6 +623,46 @@ static void test_binary_search(void **state) {
         }
 }
 
+static int count_calls;
+
+static int step(int r) {
+        count_calls++;
+        return r;
+}
+
+static void test_ret_gather(void **state) {
+        int r = 0;
+
+        (void) state;
+        /* Every step runs; the first failure stays; the macro gives each step's own value. */
+        assert_int_equal(RET_GATHER(r, step(0)), 0);
+        assert_int_equal(r, 0);
+        assert_int_equal(RET_GATHER(r, step(3)), 3);
+        assert_int_equal(r, 0);                         /* success, even positive, is no failure */
+        assert_int_equal(RET_GATHER(r, step(-ENOENT)), -ENOENT);
+        assert_int_equal(RET_GATHER(r, step(-ENOMEM)), -ENOMEM);
+        assert_int_equal(RET_GATHER(r, step(0)), 0);
+        assert_int_equal(r, -ENOENT);
+        assert_int_equal(count_calls, 5);
+        /* A positive ret counts as no failure yet. */
+        r = 7;
+        RET_GATHER(r, step(-EIO));
+        assert_int_equal(r, -EIO);
+        assert_int_equal(count_calls, 6);
+}
+
+/* getopt's messages name the subcommand; the caller's argv is left alone. */
+static void test_argv_named(void **state) {
+        char *in[] = { (char *) "status", (char *) "--json", NULL };
+        _cleanup_free_ char **out = argv_named(2, in, "memonlined status");
+
+        assert_non_null(out);
+        assert_string_equal(out[0], "memonlined status");
+        assert_ptr_equal(out[1], in[1]);
+        assert_null(out[2]);
+        assert_string_equal(in[0], "status");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpulist_roundtrip),
@@ -649,6 +689,8 @@ int main(void) {
                 cmocka_unit_test(test_sysfs_errors),
                 cmocka_unit_test(test_sysfs_write_readonly),
                 cmocka_unit_test(test_sysfs_list_ids),
+                cmocka_unit_test(test_ret_gather),
+                cmocka_unit_test(test_argv_named),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,7 @@ A mixin of Suite (run-scenarios.py): it uses Suite's guest helpers
 import json
 import time
 
-from vm import GiB, MiB, GUEST_LIB
+from vm import GiB, MiB, GUEST_LIB, MESSAGE_IDS
 
 
 class FaultFail(AssertionError):
@@ -18,7 +18,7 @@ class FaultFail(AssertionError):
 CONF = "/etc/memonlined.conf"
 DROPIN_DIR = "/run/systemd/system/memonlined.service.d"
 UDEV_OVERRIDE = "/run/udev/rules.d/99-memonline.rules"
-MESSAGE_ID_STALLED = "b6e8f99665a04b6891481fbc07dc4af6"
+MESSAGE_ID_STALLED = MESSAGE_IDS["STALLED"]
 
 CONF_FAULTS = """# memonlined VM fault policy
 [zones]

@@ -10,7 +10,7 @@ all of them; exits non-zero on any failure. The scenarios run in boots
 (Suite.BOOTS), each ordered so that every expected zone is known: the main
 one, a pmem one whose policy has memonlined convert devdax namespaces
 itself, and on a guest with the cxl tool a CXL one (q35, CXL Type-3
-devices). Only the boots with a selected scenario are started; --only
+devices); on 6.12 a memmap one (memory_hotplug.memmap_on_memory=1). Only the boots with a selected scenario are started; --only
 takes NAME (every kernel) or K/NAME. On a failure the guest journal, the
 serial console tail and the assertion are printed to stderr.
 
@@ -26,18 +26,13 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vm import (VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR, image_env, kernel_tag,  # noqa: E402
-                kernel_auto_online)
+from vm import (VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR, MESSAGE_IDS, image_env,  # noqa: E402
+                kernel_tag, kernel_auto_online)
 from faults import FaultScenarios  # noqa: E402
 from zones import ZoneScenarios  # noqa: E402
 
-TAKEOVER_ID = "8216f73b38044dc69bcef47433573c8f"
-ID = {
-    "batch": "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6",
-    "node": "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7",
-    "failure": "8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8",
-    "device": "9d4f5e6b7a8240d1c2e3f4a5b6c7d8e9",
-}
+TAKEOVER_ID = MESSAGE_IDS["AUTO_ONLINE"]
+ID = {k: MESSAGE_IDS[k.upper()] for k in ("batch", "node", "failure", "device")}
 CONF = "/etc/memonlined.conf"
 AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
 # Where the daemon keeps the auto_online_blocks value it took over.
@@ -85,6 +80,17 @@ match_namespace = %s
 convert = no
 """
 
+# memmap_on_memory for converted devices: on the default command line
+# (pmem boot) the kernel's switch is off (6.12) or there is no per-device
+# attribute (6.1), so memonlined converts without it; the memmap boot (6.12)
+# turns the switch on.
+MEMMAP_YES = """
+[pmem]
+memmap_on_memory = yes
+"""
+MEMMAP_APPEND = "memory_hotplug.memmap_on_memory=1"
+MEMMAP_PARAM = "/sys/module/memory_hotplug/parameters/memmap_on_memory"
+
 ZONE_OF_POLICY = {"online_movable": "Movable", "movable": "Movable",
                   "online_kernel": "Normal", "kernel": "Normal", "normal": "Normal"}
 
@@ -125,6 +131,7 @@ def field(rec, key):
 # The guests whose kernel the fault and zone scenarios run on (see main()).
 FAULTS_KERNEL = "6.12"
 ZONES_KERNEL = "6.1"
+MEMMAP_KERNEL = "6.12"
 
 
 class Suite(FaultScenarios, ZoneScenarios):
@@ -809,6 +816,94 @@ echo "$@"
         check("keep" in line[0], "--dry-run reason does not name the [device keep] rule: %s" % line[0])
         self.assert_none_offline()
 
+    # ----------------------------------------------------- memmap_on_memory
+    def node_meminfo(self):
+        """{node: {"MemTotal": kB, "MemFree": kB}} from nodeN/meminfo."""
+        r = self.sh("grep -H -E 'MemTotal|MemFree' /sys/devices/system/node/node*/meminfo")
+        out = {}
+        for line in r.out.splitlines():
+            # .../node2/meminfo:Node 2 MemTotal:  4128768 kB
+            parts = line.split(":", 1)[1].split()
+            out.setdefault(int(parts[1]), {})[parts[2].rstrip(":")] = int(parts[3])
+        return out
+
+    def memmap_attr(self, dev):
+        r = self.sh("cat /sys/bus/dax/devices/%s/memmap_on_memory" % dev, check=False)
+        return r.out.strip() if r.rc == 0 else None
+
+    def memmap_convert(self, size, conf_tail=MEMMAP_YES):
+        """Under the pmem policy plus CONF_TAIL, hot-add a SIZE NVDIMM on the
+        CPU-less node 2, create a devdax namespace and let memonlined convert
+        and online it. Returns (dev, device record, new blocks, node meminfo
+        before, after, block size)."""
+        self.reload_conf(CONF_PMEM + conf_tail)
+        regs = self.add_nvdimms([size])
+        before = self.node_meminfo()
+        cursor = self.cursor()
+        self.mark()
+        created = self.create_devdax(regs)
+        new = self.pmem_converted(created, cursor)
+        after = self.node_meminfo()
+        dev = created[0][1]
+        recs = [r for r in self.records("device", cursor) if field(r, "MEMONLINE_DEVICE") == dev]
+        check(len(recs) == 1, "%d device records for %s" % (len(recs), dev))
+        bs = int(self.sh("cat /sys/devices/system/memory/block_size_bytes").out.strip(), 16)
+        return dev, recs[0], new, before, after, bs, cursor
+
+    def node2_added_kb(self, before, after):
+        return after.get(2, {}).get("MemTotal", 0) - before.get(2, {}).get("MemTotal", 0)
+
+    def s_pmem_memmap_unavailable(self):
+        """memmap_on_memory = yes on the distribution's command line: 6.12's
+        switch is off, 6.1 has no per-device attribute. Converted and onlined
+        all the same, with the memmap in ordinary memory; one warning; the
+        record says no (unsupported on 6.1) and why."""
+        param = self.sh("cat %s 2>/dev/null || echo absent" % MEMMAP_PARAM).out.strip()
+        self.log("memory_hotplug.memmap_on_memory reads %s" % param)
+        check(param in ("N", "absent"), "the kernel's switch reads %s on the default command line" % param)
+        dev, rec, new, before, after, bs, cursor = self.memmap_convert(GiB)
+        attr = self.memmap_attr(dev)
+        want = "unsupported" if attr is None else "no"
+        got = field(rec, "MEMONLINE_MEMMAP_ON_MEMORY")
+        check(got == want, "device record MEMONLINE_MEMMAP_ON_MEMORY=%s, expected %s (attribute %s): %s"
+              % (got, want, attr, rec_brief(rec)))
+        why = field(rec, "MEMONLINE_MEMMAP_REASON") or ""
+        check(("Linux 6.8" if attr is None else "memory_hotplug.memmap_on_memory=1") in why,
+              "device record does not say why: %s" % rec_brief(rec))
+        check(attr in (None, "0"), "%s memmap_on_memory reads %s: memonlined wrote it with the switch off"
+              % (dev, attr))
+        g = self.vm.guest_exec([GUEST_LIB + "/journal-records", "--grep", "not as the policy asks", cursor],
+                               timeout=60)
+        check(g.rc == 0 and dev in g.out, "no warning that %s gets no memmap_on_memory" % dev)
+        added = self.node2_added_kb(before, after)
+        check(added == len(new) * bs // 1024, "node 2 MemTotal grew by %d kB for %d blocks of %d kB: the memmap "
+              "is not in ordinary memory?" % (added, len(new), bs // 1024))
+        self.reload_conf(CONF_PMEM)
+
+    def s_setup_memmap(self):
+        param = self.sh("cat %s" % MEMMAP_PARAM).out.strip()
+        check(param in ("Y", "force"), "booted with %s, the kernel's switch reads %s" % (MEMMAP_APPEND, param))
+        self.s_setup_pmem()
+
+    def s_pmem_memmap_on_device(self):
+        """memmap_on_memory = yes with the kernel's switch on (6.12): the
+        attribute was written before the bind, every block came online, and
+        each block's memmap (1/64 of it) sits on the device, not in node 2's
+        new MemTotal."""
+        dev, rec, new, before, after, bs, _ = self.memmap_convert(2 * GiB)
+        attr = self.memmap_attr(dev)
+        check(attr == "1", "%s memmap_on_memory reads %s after the conversion" % (dev, attr))
+        got = field(rec, "MEMONLINE_MEMMAP_ON_MEMORY")
+        check(got == "yes", "device record MEMONLINE_MEMMAP_ON_MEMORY=%s: %s" % (got, rec_brief(rec)))
+        check(field(rec, "MEMONLINE_MEMMAP_REASON") is None, "a reason although it is as asked: %s"
+              % rec_brief(rec))
+        added = self.node2_added_kb(before, after)
+        memmap_kb = len(new) * (bs // 64) // 1024
+        self.log("node 2 MemTotal +%d kB for %d blocks (memmap %d kB on the device)" % (added, len(new), memmap_kb))
+        check(added == len(new) * bs // 1024 - memmap_kb,
+              "node 2 MemTotal grew by %d kB for %d blocks: expected %d kB (their memmap, %d kB, on the device)"
+              % (added, len(new), len(new) * bs // 1024 - memmap_kb, memmap_kb))
+
     def s_pmem_two_at_once(self):
         regs = self.add_nvdimms([1 * GiB, 1 * GiB])
         cursor = self.cursor()
@@ -1014,6 +1109,12 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         ("pmem-excluded", "s_pmem_excluded"),
         ("pmem-two-at-once", "s_pmem_two_at_once"),
         ("pmem-destroy-unconverted", "s_pmem_destroy_unconverted"),
+        ("pmem-memmap-unavailable", "s_pmem_memmap_unavailable"),
+    ]
+    # Booted with memory_hotplug.memmap_on_memory=1 (6.12 only: 6.1 has no
+    # per-device attribute, pmem-memmap-unavailable covers it).
+    MEMMAP_SCENARIOS = [
+        ("pmem-memmap-on-device", "s_pmem_memmap_on_device"),
     ]
     # Third boot, guests with the cxl tool only: CXL Type-3 memory on q35.
     CXL_SCENARIOS = [
@@ -1028,6 +1129,7 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         ("main", "s_setup", SCENARIOS, {}),
         ("pmem", "s_setup_pmem", PMEM_SCENARIOS, {}),
         ("cxl", "s_setup_cxl", CXL_SCENARIOS, {"cxl": CXL_DEVICES, "virtio_mem_size": 0}),
+        ("memmap", "s_setup_memmap", MEMMAP_SCENARIOS, {"extra_append": MEMMAP_APPEND}),
         ("faults", "s_setup_faults", FaultScenarios.FAULT_SCENARIOS, FaultScenarios.VM_ARGS),
         ("zones", "s_setup_zones", ZoneScenarios.ZONE_SCENARIOS, {}),
     ]
@@ -1162,12 +1264,12 @@ def main():
             chosen = [n for n, _ in scenarios if not only or n in only or "%s/%s" % (tag, n) in only]
             if not chosen:
                 continue
-            if boot in ("pmem", "faults", "zones") and env.get("PROJECT") == "stub":
+            if boot in ("pmem", "faults", "zones", "memmap") and env.get("PROJECT") == "stub":
                 # the bash stub only onlines blocks; it converts no dax device
                 for n in chosen:
                     print("SKIP %s/%s: the stub daemon has no dax conversion or fault handling" % (tag, n))
                 continue
-            one_kernel = {"faults": FAULTS_KERNEL, "zones": ZONES_KERNEL}.get(boot)
+            one_kernel = {"faults": FAULTS_KERNEL, "zones": ZONES_KERNEL, "memmap": MEMMAP_KERNEL}.get(boot)
             if one_kernel and tag != one_kernel and not any("%s/%s" % (tag, n) in only for n in chosen):
                 # The daemon's own logic, not the kernel's: one kernel each keeps
                 # CI in its time budget.

@@ -27,6 +27,7 @@ import base64
 import ctypes
 import json
 import os
+import re
 import random
 import shutil
 import signal
@@ -623,10 +624,19 @@ NODE_COUNTS = r"""
         sep=""; for (q in z) { split(q, a, " "); if (a[1]==k) { printf "%s%s=%d", sep, a[2], z[q]; sep=" " } }
         print ")" } }' | sort
 """
-RECORD_KIND = {"6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6": "batch",
-               "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7": "node",
-               "8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8": "failure",
-               "9d4f5e6b7a8240d1c2e3f4a5b6c7d8e9": "device"}
+def _message_ids():
+    """The MESSAGE_IDs as the daemon defines them (daemon/report.h): one source."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "daemon", "report.h")) as f:
+        ids = dict(re.findall(r'#define MESSAGE_ID_(\w+)\s+"([0-9a-f]{32})"', f.read()))
+    for name in ("BATCH", "NODE", "FAILURE", "DEVICE", "STALLED", "AUTO_ONLINE"):
+        if name not in ids:
+            raise RuntimeError("daemon/report.h defines no MESSAGE_ID_%s" % name)
+    return ids
+
+
+MESSAGE_IDS = _message_ids()
+RECORD_KIND = {MESSAGE_IDS[k.upper()]: k for k in ("batch", "node", "failure", "device")}
 
 
 def _demo(vm):

@@ -1,5 +1,6 @@
 #!/bin/bash
-# run-bench.sh BUILDDIR [--quick|--smoke] [--no-vm] [--results DIR] [-- vm-bench.py options]
+# run-bench.sh BUILDDIR [--quick|--smoke] [--no-vm] [--suite bookworm|trixie] [--results DIR]
+#              [-- vm-bench.py options]
 #
 # The whole comparison of docs/BENCHMARKS.md, written as JSON lines to
 # DIR/results.jsonl (default BUILDDIR/bench-results/YYYYmmdd-HHMMSS):
@@ -12,9 +13,13 @@
 # --smoke: VM part at 64 blocks, 1 repeat, every contender (about 10 min
 #          on 2 cores); prints "N passed, N failed" and exits non-zero on
 #          any failure.
-# The guest image is BUILDDIR/tests-vm (tests/vm/build-image.sh BUILDDIR);
-# it is (re)built when missing or older than BUILDDIR/memonlined. Configure BUILDDIR with --prefix=/usr
-# --sysconfdir=/etc --localstatedir=/var for the image.
+# --suite: the guest. bookworm (default): Debian 12, kernel 6.1; the image
+#          is BUILDDIR/tests-vm (tests/vm/build-image.sh BUILDDIR), (re)built
+#          when missing or older than BUILDDIR/memonlined. trixie: Debian 13,
+#          kernel 6.12 (auto-onlines by default) and CXL; the image is the
+#          one `make check-vm` boots, made the same way (check-vm.sh
+#          --suites trixie --images-only) at every run.
+# Configure BUILDDIR with --prefix=/usr --sysconfdir=/etc --localstatedir=/var for the image.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 B=${1:?usage: run-bench.sh BUILDDIR [--quick|--smoke] [--no-vm] [--results DIR]}
@@ -23,6 +28,7 @@ shift
 MODE=full
 VM=1
 RESULTS=
+SUITE=bookworm
 VMARGS=()
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -30,12 +36,13 @@ while [ $# -gt 0 ]; do
         --smoke) MODE=smoke ;;
         --no-vm) VM=0 ;;
         --results) RESULTS=$2; shift ;;
+        --suite) SUITE=$2; shift ;;
         --) shift; VMARGS=("$@"); break ;;
         *) echo "run-bench: unknown option $1" >&2; exit 2 ;;
         esac
         shift
 done
-: "${RESULTS:=$B/bench-results/$(date +%Y%m%d-%H%M%S)-$MODE}"
+: "${RESULTS:=$B/bench-results/$(date +%Y%m%d-%H%M%S)-$MODE$([ "$SUITE" = bookworm ] || echo "-$SUITE")}"
 mkdir -p "$RESULTS"
 OUT=$RESULTS/results.jsonl
 log() { echo "run-bench: $*" >&2; }
@@ -69,12 +76,19 @@ count "${PIPESTATUS[0]}" "idle-bench"
 
 # 3. the real kernel
 if [ "$VM" = 1 ]; then
-        IMG=$B/tests-vm
-        # A stale image would benchmark an older daemon.
-        if [ ! -f "$IMG/image.env" ] || [ "$B/memonlined" -nt "$IMG/image.raw" ]; then
-                log "building the guest image in $IMG"
-                bash "$HERE/../vm/build-image.sh" --out "$IMG" "$B" >&2 || { log "image build failed"; exit 1; }
-        fi
+        case $SUITE in
+        bookworm)
+                IMG=$B/tests-vm
+                # A stale image would benchmark an older daemon.
+                if [ ! -f "$IMG/image.env" ] || [ "$B/memonlined" -nt "$IMG/image.raw" ]; then
+                        log "building the guest image in $IMG"
+                        bash "$HERE/../vm/build-image.sh" --out "$IMG" "$B" >&2 || { log "image build failed"; exit 1; }
+                fi ;;
+        trixie)
+                IMG=$(bash "$HERE/../vm/check-vm.sh" "$B" --suites trixie --images-only) ||
+                        { log "image build failed"; exit 1; } ;;
+        *) log "unknown suite $SUITE (bookworm or trixie)"; exit 2 ;;
+        esac
         case $MODE in
         smoke) vmopts=(--smoke) ;;
         quick) vmopts=(--sizes 64,512 --nvdimm-sizes 64 --repeat 1) ;;

@@ -3,10 +3,10 @@
 
 Usage: summarize.py RESULTS.jsonl [...] [--plot-data FILE.dat]
 
-Prints Markdown: per hot-add kind, block count and contender the median
-and min-max of the end-to-end time over the successful trials, the ratio
-of the median to kernel auto-online (DIMMs) or to daxctl's own onlining
-(NVDIMMs), hotplug lock restarts, per-block kernel online_pages time,
+Prints Markdown: per guest kernel, hot-add kind, block count and contender
+the median and min-max of the end-to-end time over the successful trials,
+the ratio of the median to kernel auto-online (DIMMs, CXL regions) or to
+daxctl's own onlining (NVDIMMs), hotplug lock restarts, per-block kernel online_pages time,
 the time from the last add's end to the last block online (what an onliner
 controls once the kernel has added the memory), memonlined's write latency
 and CPU per block; then the targets.
@@ -18,7 +18,12 @@ import statistics
 import sys
 from collections import defaultdict
 
-FLOOR = {"dimm": "kernel-auto-online", "nvdimm": "daxctl-online"}
+FLOOR = {"dimm": "kernel-auto-online", "nvdimm": "daxctl-online", "cxl": "cxl+kernel-auto-online"}
+
+
+def kernel(r):
+    """The guest kernel of a trial; rows from before vm-bench.py recorded it ran on 6.1."""
+    return r.get("kernel", "6.1")
 
 
 def load(paths):
@@ -62,7 +67,7 @@ def main():
             "%s (%d trials)" % (a or "none", n) for a, n in sorted(appends.items())))
     groups = defaultdict(list)
     for r in trials:
-        groups[(r["kind"], r.get("blocks_requested", r.get("blocks")), r["contender"])].append(r)
+        groups[(kernel(r), r["kind"], r.get("blocks_requested", r.get("blocks")), r["contender"])].append(r)
 
     stats = {}
     for key, rs in groups.items():
@@ -90,21 +95,21 @@ def main():
             "disturbed": sum(1 for r in ok if disturbed(r)),
         }
 
-    print("| kind | blocks | contender | ok/runs (disturbed) | e2e median s | min-max s | x floor | undisturbed median s (n) | x floor, undisturbed | first online after s "
+    print("| kernel | kind | blocks | contender | ok/runs (disturbed) | e2e median s | min-max s | x floor | undisturbed median s (n) | x floor, undisturbed | first online after s "
           "| after the last add s | lock restarts | kernel online_pages p50/p99 µs | memonlined write p50/p99/max µs | CPU µs/block "
           "| event delay ms |")
-    print("|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|")
-    for key in sorted(stats, key=lambda k: (k[0], k[1], stats[k]["median"] or 1e9)):
-        kind, blocks, c = key
+    print("|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|")
+    for key in sorted(stats, key=lambda k: (k[0], k[1], k[2], stats[k]["median"] or 1e9)):
+        kern, kind, blocks, c = key
         s = stats[key]
-        floor = stats.get((kind, blocks, FLOOR[kind]), {}).get("median")
+        floor = stats.get((kern, kind, blocks, FLOOR[kind]), {}).get("median")
         ratio = s["median"] / floor if s["median"] and floor else None
-        cfloor = stats.get((kind, blocks, FLOOR[kind]), {}).get("calm")
+        cfloor = stats.get((kern, kind, blocks, FLOOR[kind]), {}).get("calm")
         cratio = s["calm"] / cfloor if s["calm"] and cfloor else None
         mo = "-" if s["mo50"] is None else "%d/%d/%d" % (s["mo50"], s["mo99"], s["momax"])
         kk = "-" if s["k50"] is None else "%d/%d" % (s["k50"], s["k99"])
-        print("| %s | %s | %s | %d/%d (%d) | %s | %s-%s | %s | %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            kind, int(s["blocks"]) if s["blocks"] else blocks, c, s["ok"], s["n"], s["disturbed"], fmt(s["median"]),
+        print("| %s | %s | %s | %s | %d/%d (%d) | %s | %s-%s | %s | %s (%d) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            kern, kind, int(s["blocks"]) if s["blocks"] else blocks, c, s["ok"], s["n"], s["disturbed"], fmt(s["median"]),
             fmt(s["min"]), fmt(s["max"]), fmt(ratio), fmt(s["calm"]), s["n_calm"], fmt(cratio), fmt(s["react"]),
             fmt(s["after"]),
             ",".join(str(x) for x in s["restarts"]) or "-", kk, mo, fmt(s["cpu"], 1), fmt(s["evd"], 1)))
@@ -112,11 +117,11 @@ def main():
     if errs:
         print("\nFailed trials:\n")
         for k, e in errs:
-            print("- %s %s %s: %s" % (k[0], k[1], k[2], e))
+            print("- %s %s %s %s: %s" % (k[0], k[1], k[2], k[3], e))
 
     for which in ("median", "calm"):
         targets(stats, which)
-    r0 = [r for k, rs in groups.items() if k[2] == "memonlined" for r in rs if r.get("ok")]
+    r0 = [r for k, rs in groups.items() if k[3] == "memonlined" for r in rs if r.get("ok")]
     if r0:
         # Per trial, in trial order: all restarts, those while an add (or the
         # ACPI hot-add work around it) held the lock, and the rest.
@@ -132,17 +137,24 @@ def main():
 
 def targets(stats, which):
     print("\nTargets (%s):\n" % ("all successful trials" if which == "median" else "undisturbed trials only"))
+    for kern in sorted({k[0] for k in stats}):
+        kernel_targets(kern, {k[1:]: v for k, v in stats.items() if k[0] == kern}, which)
+
+
+def kernel_targets(kern, stats, which):
     for blocks in sorted({k[1] for k in stats if k[0] == "dimm"}):
         mo = stats.get(("dimm", blocks, "memonlined"), {}).get(which)
         best = [stats.get(("dimm", blocks, c), {}).get(which) for c in ("kernel-auto-online", "serial-loop")]
         best = min([b for b in best if b] or [0]) or None
         udev = stats.get(("dimm", blocks, "udev-rule"), {}).get(which)
-        line = "- %d blocks: memonlined median %s s" % (blocks, fmt(mo))
+        line = "- %s, %d blocks: memonlined median %s s" % (kern, blocks, fmt(mo))
         # The targets are set at 512 blocks and more; smaller runs only show the ratios.
         judged = blocks >= 512
         if mo and best:
-            line += "; best of auto-online/serial loop %s s, ratio %.2f (target <= 1.10 at >= 512 blocks: %s)" % (
-                fmt(best), mo / best, "no target here" if not judged else "met" if mo / best <= 1.10 else "MISSED")
+            # 1.10 x the best other at 512 blocks, 0.8 x at 2048 and more.
+            bound = 0.8 if blocks >= 2048 else 1.10
+            line += "; best of auto-online/serial loop %s s, ratio %.2f (target <= %.2f: %s)" % (
+                fmt(best), mo / best, bound, "no target here" if not judged else "met" if mo / best <= bound else "MISSED")
         if mo and udev:
             line += "; udev rule %s s, speed-up %.2fx (target >= 1.5x at >= 512 blocks: %s)" % (
                 fmt(udev), udev / mo, "no target here" if not judged else "met" if udev / mo >= 1.5 else "MISSED")
@@ -151,12 +163,18 @@ def targets(stats, which):
         mo = stats.get(("nvdimm", blocks, "daxctl-no-online+memonlined"), {}).get(which)
         dx = stats.get(("nvdimm", blocks, "daxctl-online"), {}).get(which)
         if mo and dx:
-            print("- NVDIMM %d blocks: memonlined %s s vs daxctl's own onlining %s s (faster: %s)" % (
-                blocks, fmt(mo), fmt(dx), "met" if mo < dx else "MISSED"))
+            print("- %s, NVDIMM %d blocks: memonlined %s s vs daxctl's own onlining %s s (faster: %s)" % (
+                kern, blocks, fmt(mo), fmt(dx), "met" if mo < dx else "MISSED"))
         ke = stats.get(("nvdimm", blocks, "daxctl-no-online+memonlined-kernel-events"), {}).get(which)
         if ke and dx:
-            print("- NVDIMM %d blocks: memonlined with event_source = kernel %s s vs daxctl %s s (faster: %s)" % (
-                blocks, fmt(ke), fmt(dx), "yes" if ke < dx else "no"))
+            print("- %s, NVDIMM %d blocks: memonlined with event_source = kernel %s s vs daxctl %s s (faster: %s)" % (
+                kern, blocks, fmt(ke), fmt(dx), "yes" if ke < dx else "no"))
+    for blocks in sorted({k[1] for k in stats if k[0] == "cxl"}):
+        mo = stats.get(("cxl", blocks, "cxl+memonlined"), {}).get(which)
+        ko = stats.get(("cxl", blocks, "cxl+kernel-auto-online"), {}).get(which)
+        if mo and ko:
+            print("- %s, CXL region of %d blocks: memonlined %s s vs the kernel's auto-online %s s, ratio %.2f "
+                  "(target <= 1.00: %s)" % (kern, blocks, fmt(mo), fmt(ko), mo / ko, "met" if mo <= ko else "MISSED"))
 
 
 
@@ -171,7 +189,7 @@ def tail(rows, plot, stats):
             for key in sorted(stats):
                 s = stats[key]
                 if s["median"] is not None:
-                    f.write("%s-%s %d %.4f %.4f %.4f\n" % (key[0], key[2], int(s["blocks"] or key[1]),
+                    f.write("%s-%s %d %.4f %.4f %.4f\n" % (key[1], key[3], int(s["blocks"] or key[2]),
                                                           s["median"], s["min"], s["max"]))
 
 

@@ -1,10 +1,21 @@
 #!/usr/bin/env python3
-"""Every way to online hot-added memory, on the real (Debian 6.1) kernel in a
-QEMU TCG guest, one fresh guest per trial.
+"""Every way to online hot-added memory, on a real kernel in a QEMU TCG
+guest, one fresh guest per trial.
 
 Usage: vm-bench.py --image-dir DIR --out FILE.jsonl [--sizes 64,512,2048]
                    [--repeat N] [--contenders a,b,...] [--nvdimm-sizes 64,512]
-                   [--smoke] [--keep]
+                   [--cxl-sizes 32] [--smoke] [--keep]
+
+The kernel is the image's (tests/vm/build-image.sh): Debian 12's 6.1,
+which leaves hot-added memory offline, or Debian 13's 6.12, which onlines
+it itself (auto_online_blocks reads `online` at boot). Every guest boots
+its distribution's command line, plus memhp_default_state= only where a
+contender needs the other auto-online setting than the kernel's default:
+kernel-auto-online wants `online`, the loops, the udev rule and daxctl's
+own onlining want `offline`; memonlined takes whatever the kernel has
+(on 6.12 it takes over: `offline` while it runs). Each trial checks
+auto_online_blocks just before the hot-add and fails if it is not what
+the contender needs. Each trial records the kernel (`kernel`, `kver`).
 
 Each trial boots a fresh guest (inside one guest the n-th hot-add is 3-6x
 slower than the first), sets the contender up, arms kprobes on
@@ -24,19 +35,25 @@ that memonlined with several workers has several writers to offer.
 NVDIMM: one emulated NVDIMM on the CPU-less node 2, devdax namespace,
 then `daxctl reconfigure-device --mode=system-ram` with or without
 --no-online.
+CXL (images with the cxl tool, i.e. Debian 13): a q35 guest with one CXL
+Type-3 device with volatile memory of the size asked for; `cxl
+create-region -m -d decoder0.0 -w 1 -t ram mem0` alone, and the kernel's
+kmem adds the region's blocks on a new CPU-less node. Either memonlined
+onlines them or, with memonlined masked, the kernel's own auto-online.
 """
 
 import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
-from vm import VM, VMError, BootStalled, GiB, MiB  # noqa: E402
+from vm import VM, VMError, BootStalled, GiB, MiB, image_env, kernel_tag, kernel_auto_online  # noqa: E402
 
 BLOCK = 128 * MiB
 BATCH_ID = "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6"
@@ -47,22 +64,31 @@ MAXMEM = "300G"
 UDEV_RULE = 'SUBSYSTEM=="memory", ACTION=="add", ATTR{state}=="offline", ATTR{state}="online"\n'
 
 DIMM_CONTENDERS = {
-    # name: (kernel command line extra, memonlined.conf or None = memonlined masked, loop kind)
-    "memonlined": ("", "", None),
-    "memonlined-w2-c2": ("", "[daemon]\nworkers = 2\nmax_concurrent_writes = 2\n", None),
-    "memonlined-w2-c4": ("", "[daemon]\nworkers = 2\nmax_concurrent_writes = 4\n", None),
-    "memonlined-kernel-events": ("", "[daemon]\nevent_source = kernel\n", None),
-    "udev-rule": ("", None, "udev"),
-    "kernel-auto-online": ("memhp_default_state=online", None, None),
-    "serial-loop": ("", None, "serial"),
-    "chmem": ("", None, "chmem"),
+    # name: (auto_online_blocks it needs, memonlined.conf or None = memonlined masked, loop kind);
+    # None: memonlined's own (it takes over from a kernel that auto-onlines).
+    "memonlined": (None, "", None),
+    "memonlined-w2-c2": (None, "[daemon]\nworkers = 2\nmax_concurrent_writes = 2\n", None),
+    "memonlined-w2-c4": (None, "[daemon]\nworkers = 2\nmax_concurrent_writes = 4\n", None),
+    "memonlined-kernel-events": (None, "[daemon]\nevent_source = kernel\n", None),
+    "udev-rule": ("offline", None, "udev"),
+    "kernel-auto-online": ("online", None, None),
+    "serial-loop": ("offline", None, "serial"),
+    "chmem": ("offline", None, "chmem"),
 }
 NVDIMM_CONTENDERS = ("daxctl-online", "daxctl-no-online+memonlined", "daxctl-no-online+memonlined-kernel-events")
 NVDIMM_CONF = {"daxctl-no-online+memonlined-kernel-events": "[daemon]\nevent_source = kernel\n"}
 # Diagnostic, not in the default set: memonlined starts only once udevd has
 # handled the add events (as daxctl's own onlining waits for them).
 NVDIMM_DIAG = ("daxctl-no-online+settle+memonlined",)
-ALL = list(DIMM_CONTENDERS) + list(NVDIMM_CONTENDERS)
+# name: (auto_online_blocks it needs, memonlined.conf or None = memonlined masked)
+CXL_CONTENDERS = {
+    "cxl+memonlined": (None, ""),
+    "cxl+kernel-auto-online": ("online", None),
+}
+ALL = list(DIMM_CONTENDERS) + list(NVDIMM_CONTENDERS) + list(CXL_CONTENDERS)
+AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
+# Where memonlined keeps the value it took over (6.12).
+AUTO_ONLINE_SAVED = "/run/memonlined/auto_online_blocks"
 
 TRACE = "/sys/kernel/tracing"
 TRACE_SETUP = r"""
@@ -123,6 +149,48 @@ chmem -e -b $(echo "$ids" | head -n1)-$(echo "$ids" | tail -n1)
 
 COUNT_BLOCKS = "ls /sys/devices/system/memory | grep -c '^memory[0-9]'"
 COUNT_OFFLINE = "grep -l '^offline' /sys/devices/system/memory/memory*/state 2>/dev/null | wc -l"
+# The highest block id before the hot-add: every new block is above it.
+LAST_BLOCK = "ls /sys/devices/system/memory | sed -n 's/^memory//p' | sort -n | tail -n1"
+# Zones of the online blocks above a block id (an online block's valid_zones is its zone), as "N zone" lines.
+NEW_ZONES = r"""
+shopt -s nullglob
+for d in /sys/devices/system/memory/memory[0-9]*; do
+    [ "${d##*memory}" -gt %(last)d ] || continue
+    read -r s < $d/state; [ "$s" = online ] || continue
+    read -r z < $d/valid_zones; echo "$z"
+done | sort | uniq -c
+"""
+
+
+def auto_online_append(want, boot_auto):
+    """The command line addition that gives auto_online_blocks WANT ('online',
+    'offline', or None for whatever the kernel does) on a kernel whose
+    built-in default is BOOT_AUTO."""
+    if want is None or (boot_auto != "offline") == (want != "offline"):
+        return ""
+    return "memhp_default_state=%s" % want
+
+
+def check_auto_online(vm, res, want, conf):
+    """Record auto_online_blocks before the hot-add; False (with an error) if
+    it is not what the contender needs: WANT, or `offline` under memonlined."""
+    res["auto_online_blocks"] = vm.sh("cat %s" % AUTO_ONLINE).out.strip()
+    if conf is not None:
+        # memonlined's (on a kernel that auto-onlines: what it took over, if any)
+        saved = vm.sh("cat %s 2>/dev/null || true" % AUTO_ONLINE_SAVED).out.strip()
+        res["auto_online_taken_over"] = saved or None
+        want = "offline"
+    if want is not None and res["auto_online_blocks"] != want:
+        res.update(ok=False, error="auto_online_blocks reads %r before the hot-add, the contender needs %r"
+                   % (res["auto_online_blocks"], want))
+        return False
+    return True
+
+
+def new_zones(vm, last):
+    """{zone: blocks} of the online blocks above block id LAST."""
+    out = vm.sh(NEW_ZONES % {"last": last}, timeout=300).out
+    return {z: int(n) for n, z in (line.split(None, 1) for line in out.splitlines() if line.strip())}
 
 
 def log(msg):
@@ -279,10 +347,24 @@ def host_headroom_ok(size, guest_mem_mib):
     return avail >= need, avail, need
 
 
-def new_vm(args, append):
+def new_vm(args, append, cxl=()):
     append = " ".join(a for a in (append, args.guest_append) if a)
     return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=MAXMEM, virtio_mem_size=0,
-              extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400)
+              extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400, cxl=cxl)
+
+
+def kernel_fields(args, res, append):
+    res["kernel"], res["kver"], res["qemu"] = args.kernel, args.kver, args.qemu
+    res["kernel_append"] = append
+
+
+def qemu_version():
+    try:
+        out = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"version (\S+)", out)
+    return m.group(1) if m else None
 
 
 def step(vm, what):
@@ -360,8 +442,10 @@ def guarded(vm, res, body):
 
 
 def run_dimm(args, name, blocks, rep):
-    append, conf, loop = DIMM_CONTENDERS[name]
+    want, conf, loop = DIMM_CONTENDERS[name]
+    append = auto_online_append(want, args.boot_auto)
     res = {"contender": name, "kind": "dimm", "blocks": blocks, "repeat": rep}
+    kernel_fields(args, res, append)
     size = blocks * BLOCK
     ok, avail, need = host_headroom_ok(size, args.guest_mem_mib)
     if not ok:
@@ -374,8 +458,11 @@ def run_dimm(args, name, blocks, rep):
         res["boot_retries"] = vm.boot_retries
         step(vm, "booted in %.1f s; preparing" % res["boot_s"])
         prepare(vm, conf, loop, args.daemon_debug)
+        if not check_auto_online(vm, res, want, conf):
+            return
         base = int(vm.sh(COUNT_BLOCKS).out)
-        step(vm, "%d blocks at boot; arming the trace" % base)
+        last = int(vm.sh(LAST_BLOCK).out)
+        step(vm, "%d blocks at boot, auto_online_blocks %s; arming the trace" % (base, res["auto_online_blocks"]))
         mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
         vm.sh(TRACE_SETUP)
         pid = None
@@ -393,6 +480,7 @@ def run_dimm(args, name, blocks, rep):
             lr = vm.guest_exec_wait(pid, timeout=60)
             if lr.rc != 0:
                 res["loop_error"] = (lr.err or lr.out)[-300:]
+        res["zones"] = new_zones(vm, last)
         res["ok"] = bool(got >= blocks and res["offline_left"] == 0 and res["new_blocks"] == blocks
                          and "e2e_s" in res)
         if not res["ok"]:
@@ -412,14 +500,21 @@ def run_nvdimm(args, name, blocks, rep):
     res = {"contender": name, "kind": "nvdimm", "blocks_requested": blocks, "repeat": rep}
     # devdax keeps ~1.6% for its own memmap (map=dev) and aligns: ask for a little more.
     size = (blocks * BLOCK * 102 // 100 + GiB - 1) // GiB * GiB
-    vm = new_vm(args, "")
+    own = name == "daxctl-online"
+    # daxctl's own onlining needs the kernel not to online first.
+    want = "offline" if own else None
+    append = auto_online_append(want, args.boot_auto)
+    kernel_fields(args, res, append)
+    vm = new_vm(args, append)
 
     def body():
         res["boot_s"] = round(vm.boot(), 1)
         res["boot_retries"] = vm.boot_retries
-        own = name == "daxctl-online"
         settle_first = name == "daxctl-no-online+settle+memonlined"
-        prepare(vm, None if own else NVDIMM_CONF.get(name, ""), None, args.daemon_debug)
+        conf = None if own else NVDIMM_CONF.get(name, "")
+        prepare(vm, conf, None, args.daemon_debug)
+        if not check_auto_online(vm, res, want, conf):
+            return
         if settle_first:
             vm.sh("systemctl stop memonlined.service; "
                   "rm -f /usr/lib/udev/rules.d/99-memonline.rules /lib/udev/rules.d/99-memonline.rules; "
@@ -448,6 +543,57 @@ def run_nvdimm(args, name, blocks, rep):
         if not res["ok"]:
             res["error"] = "%d of %d onlined, %d offline left, daxctl rc %s" % (
                 got, n, res["offline_left"], rc)
+
+    return guarded(vm, res, body)
+
+
+CXL_MEMDEV = r"""
+for i in $(seq 120); do [ "$(cxl list -M | jq length)" -ge 1 ] && break; sleep 1; done
+cxl list -M | jq -r '.[0].memdev'
+"""
+CXL_CREATE = ("t0=$(date +%s%N); cxl create-region -m -d decoder0.0 -w 1 -t ram {mem} >/tmp/region.json; rc=$?; "
+              "t1=$(date +%s%N); echo $rc $(( (t1 - t0) / 1000 )); cat /tmp/region.json")
+
+
+def run_cxl(args, name, blocks, rep):
+    want, conf = CXL_CONTENDERS[name]
+    append = auto_online_append(want, args.boot_auto)
+    res = {"contender": name, "kind": "cxl", "blocks_requested": blocks, "repeat": rep}
+    kernel_fields(args, res, append)
+    if not args.cxl:
+        res.update(ok=False, error="the image has no cxl tool (CXL RAM regions need Debian 13's guest)")
+        return res
+    vm = new_vm(args, append, cxl=[blocks * BLOCK])
+
+    def body():
+        res["boot_s"] = round(vm.boot(), 1)
+        res["boot_retries"] = vm.boot_retries
+        prepare(vm, conf, None, args.daemon_debug)
+        if not check_auto_online(vm, res, want, conf):
+            return
+        mem = vm.sh(CXL_MEMDEV, timeout=180).out.strip()
+        if not mem.startswith("mem"):
+            raise VMError("no CXL memdev in the guest (cxl list -M: %r)" % mem)
+        base = int(vm.sh(COUNT_BLOCKS).out)
+        last = int(vm.sh(LAST_BLOCK).out)
+        mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
+        vm.sh(TRACE_SETUP)
+        step(vm, "cxl create-region on %s" % mem)
+        r = vm.sh(CXL_CREATE.format(mem=mem), timeout=args.timeout)
+        first, rest = r.out.split("\n", 1)
+        rc, usec = first.split()
+        res["cxl_rc"], res["cxl_create_wall_s"] = int(rc), round(int(usec) / 1e6, 3)
+        info = json.loads(rest)
+        res["region"], res["region_size"] = info.get("region"), info.get("size")
+        bs = int(vm.sh("cat /sys/devices/system/memory/block_size_bytes").out.strip(), 16)
+        n = int(info.get("size", 0)) // bs
+        res["blocks"] = n
+        got = collect(args, vm, res, n, base, mono, conf is not None)
+        res["zones"] = new_zones(vm, last)
+        res["ok"] = bool(n > 0 and got >= n and res["offline_left"] == 0 and res["cxl_rc"] == 0
+                         and res["new_blocks"] == n and "e2e_s" in res)
+        if not res["ok"]:
+            res["error"] = "%d of %d onlined, %d offline left, cxl rc %s" % (got, n, res["offline_left"], rc)
 
     return guarded(vm, res, body)
 
@@ -489,6 +635,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--sizes", default="64,512,2048")
     ap.add_argument("--nvdimm-sizes", default="64,512")
+    ap.add_argument("--cxl-sizes", default=None,
+                    help="blocks of the CXL region (default 32 on an image with the cxl tool, none otherwise)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--contenders", default=",".join(ALL))
     ap.add_argument("--big-contenders", default="memonlined,kernel-auto-online,serial-loop,udev-rule",
@@ -508,10 +656,25 @@ def main():
     ap.add_argument("--smoke", action="store_true",
                     help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster)")
     a = ap.parse_args()
+    env = image_env(a.image_dir)
+    a.kver = env.get("KVER")
+    a.kernel = kernel_tag(a.kver)
+    a.cxl = env.get("CXL") == "yes"
+    a.qemu = qemu_version()
+    # What auto_online_blocks reads at boot: each contender gets the command line it needs from it.
+    a.boot_auto = kernel_auto_online(os.path.join(a.image_dir, "config"))
+    if a.boot_auto is None:
+        ap.error("no kernel config in %s (tests/vm/build-image.sh copies it)" % a.image_dir)
+    if a.cxl_sizes is None:
+        a.cxl_sizes = "32" if a.cxl else ""
     if a.smoke:
-        a.sizes, a.nvdimm_sizes, a.repeat, a.contenders = "64", "64", 1, ",".join(ALL)
+        a.sizes, a.nvdimm_sizes, a.repeat = "64", "64", 1
+        a.cxl_sizes = "8" if a.cxl else ""
+        a.contenders = ",".join(c for c in ALL if a.cxl or c not in CXL_CONTENDERS)
         a.guest_mem_mib = 2048
         a.wait_quiet = 0
+    log("guest kernel %s (%s), auto_online_blocks at boot: %s, CXL: %s"
+        % (a.kernel, a.kver, a.boot_auto, "yes" if a.cxl else "no"))
     contenders = [c for c in a.contenders.split(",") if c]
     for c in contenders:
         if c not in ALL and c not in NVDIMM_DIAG:
@@ -519,6 +682,7 @@ def main():
     big = set(a.big_contenders.split(","))
     sizes = [int(s) for s in a.sizes.split(",") if s]
     nv_sizes = [int(s) for s in a.nvdimm_sizes.split(",") if s]
+    cxl_sizes = [int(s) for s in a.cxl_sizes.split(",") if s]
     passed = failed = 0
     with open(a.out, "a") as out:
         for rep in range(a.repeat):
@@ -531,6 +695,10 @@ def main():
                 for c in contenders:
                     if c in NVDIMM_CONTENDERS or c in NVDIMM_DIAG:
                         trials.append((c, s))
+            for s in cxl_sizes:
+                for c in contenders:
+                    if c in CXL_CONTENDERS:
+                        trials.append((c, s))
             # Interleave: rotate the order each repeat so no contender always goes first.
             k = rep % max(1, len(trials))
             trials = trials[k:] + trials[:k]
@@ -539,7 +707,7 @@ def main():
                 waited, quiet = wait_quiet(a.wait_quiet)
                 t = time.monotonic()
                 load = os.getloadavg()[0]
-                run = run_dimm if c in DIMM_CONTENDERS else run_nvdimm
+                run = run_dimm if c in DIMM_CONTENDERS else run_cxl if c in CXL_CONTENDERS else run_nvdimm
                 r = run(a, c, s, rep)
                 if not r.get("ok") and r.get("guest_unresponsive"):
                     # Once, on a fresh guest; the first error stays in the record.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# check-vm.sh BUILDDIR [--suites bookworm,trixie] [run-scenarios.py options]
+# check-vm.sh BUILDDIR [--suites bookworm,trixie] [--images-only | run-scenarios.py options]
 # Build the guest images from BUILDDIR (configured with --prefix=/usr
 # --sysconfdir=/etc --localstatedir=/var; the mmdebstrap bases are cached)
 # and run the VM scenarios on each: Debian 12 (the host's 6.1 kernel) and
@@ -7,6 +7,8 @@
 # Debian package built in a trixie chroot). One combined
 # "N passed, N failed" line. Exit status is the scenarios' status. Root needed.
 #   BUILDDIR=--stub   run the harness against tests/vm/stub (no project)
+#   --images-only     build the images, print their dirs (one a line), run
+#                     nothing: how tests/bench/run-bench.sh gets the same guests
 set -eo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 BUILDDIR|--stub [--suites S1,S2] [run-scenarios options]" >&2; exit 2; }
@@ -14,6 +16,8 @@ B=$1; shift
 SUITES=bookworm,trixie
 [ "$B" = --stub ] && SUITES=bookworm    # the stub is a harness self-test; one guest will do
 if [ "${1:-}" = --suites ]; then SUITES=$2; shift 2; fi
+IMAGES_ONLY=0
+if [ "${1:-}" = --images-only ]; then IMAGES_ONLY=1; shift; fi
 for t in qemu-system-x86_64 mmdebstrap mkfs.ext4 python3 jq; do
     command -v $t >/dev/null || { echo "check-vm: missing $t (scripts/install-deps.sh)" >&2; exit 2; }
 done
@@ -33,4 +37,8 @@ for s in ${SUITES//,/ }; do
     echo "check-vm: $s image in $((SECONDS - t0)) s" >&2
     dirs+=(--image-dir "$out")
 done
+if [ "$IMAGES_ONLY" = 1 ]; then
+    printf '%s\n' "${dirs[@]}" | grep -vx -e --image-dir
+    exit 0
+fi
 exec python3 "$HERE/run-scenarios.py" "${dirs[@]}" "$@"

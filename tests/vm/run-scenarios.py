@@ -26,7 +26,8 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vm import VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR, MESSAGE_IDS  # noqa: E402
+from vm import (VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR, MESSAGE_IDS, image_env,  # noqa: E402
+                kernel_tag, kernel_auto_online)
 from faults import FaultScenarios  # noqa: E402
 from zones import ZoneScenarios  # noqa: E402
 
@@ -125,28 +126,6 @@ def field(rec, key):
             return bytes(v).decode(errors="replace")
         v = v[-1] if v else None
     return v
-
-
-def kernel_tag(kver):
-    """"6.12" of "6.12.118+deb13-amd64"."""
-    return ".".join((kver or "?").split("-")[0].split("+")[0].split(".")[:2])
-
-
-def kernel_auto_online(config_path):
-    """What auto_online_blocks reads at boot without memhp_default_state=,
-    from the kernel's config; None if the config is not there."""
-    try:
-        cfg = dict(line.strip().split("=", 1) for line in open(config_path)
-                   if line.startswith("CONFIG_") and "=" in line)
-    except OSError:
-        return None
-    for opt, value in (("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_MOVABLE", "online_movable"),
-                       ("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_KERNEL", "online_kernel"),
-                       ("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_AUTO", "online"),
-                       ("CONFIG_MEMORY_HOTPLUG_DEFAULT_ONLINE", "online")):  # before 6.14's rename
-        if cfg.get(opt) == "y":
-            return value
-    return "offline"
 
 
 # The guests whose kernel the fault and zone scenarios run on (see main()).
@@ -1262,19 +1241,6 @@ def run_boot(image_dir, workdir, tag, boot, setup, scenarios, vm_opts, only, ver
             vm.close()
     results.extend(suite.results)
     timings.update(suite.timings)
-
-
-def image_env(image_dir):
-    """image.env of an image as a dict ({} if unreadable)."""
-    env = {}
-    try:
-        for line in open(os.path.join(image_dir, "image.env")):
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                env[k] = v
-    except OSError:
-        pass
-    return env
 
 
 def main():

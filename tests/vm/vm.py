@@ -55,6 +55,41 @@ NVDIMM_LABEL_SIZE = 128 * KiB
 NVDIMM_BASE_ADDR = 100 * GiB
 
 
+def image_env(image_dir):
+    """image.env of an image as a dict ({} if unreadable)."""
+    env = {}
+    try:
+        for line in open(os.path.join(image_dir, "image.env")):
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                env[k] = v
+    except OSError:
+        pass
+    return env
+
+
+def kernel_tag(kver):
+    """"6.12" of "6.12.118+deb13-amd64"."""
+    return ".".join((kver or "?").split("-")[0].split("+")[0].split(".")[:2])
+
+
+def kernel_auto_online(config_path):
+    """What auto_online_blocks reads at boot without memhp_default_state=,
+    from the kernel's config; None if the config is not there."""
+    try:
+        cfg = dict(line.strip().split("=", 1) for line in open(config_path)
+                   if line.startswith("CONFIG_") and "=" in line)
+    except OSError:
+        return None
+    for opt, value in (("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_MOVABLE", "online_movable"),
+                       ("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_KERNEL", "online_kernel"),
+                       ("CONFIG_MHP_DEFAULT_ONLINE_TYPE_ONLINE_AUTO", "online"),
+                       ("CONFIG_MEMORY_HOTPLUG_DEFAULT_ONLINE", "online")):  # before 6.14's rename
+        if cfg.get(opt) == "y":
+            return value
+    return "offline"
+
+
 class VMError(Exception):
     pass
 
@@ -131,7 +166,8 @@ class JsonSocket:
 
 class VM:
     """cxl: sizes of CXL Type-3 devices with volatile memory, one per root
-    port of one pxb-cxl host bridge under one fixed memory window (4 GiB).
+    port of one pxb-cxl host bridge under one fixed memory window (4 GiB,
+    or their sum rounded up to GiB if larger).
     Non-empty, it makes the machine q35 with cxl=on, the CPU without the
     hypervisor bit (x86 refuses to commit a region in a guest: "Failed to
     synchronize CPU cache state"), every PCI device on pcie.0 explicitly,
@@ -141,13 +177,7 @@ class VM:
                  maxmem="128G", virtio_mem_size=4 * GiB, virtio_mem_node=1,
                  coldplug_nvdimms=(), extra_append="", log=None, boot_timeout=300, cxl=()):
         self.image_dir = image_dir or DEFAULT_IMAGE_DIR
-        env = {}
-        envf = os.path.join(self.image_dir, "image.env")
-        if os.path.exists(envf):
-            for line in open(envf):
-                if "=" in line:
-                    k, v = line.rstrip("\n").split("=", 1)
-                    env[k] = v
+        env = image_env(self.image_dir)
         self.image = env.get("IMAGE", os.path.join(self.image_dir, "image.raw"))
         self.kernel = env.get("KERNEL", os.path.join(self.image_dir, "vmlinuz"))
         self.initrd = env.get("INITRD", os.path.join(self.image_dir, "initrd.img"))
@@ -232,7 +262,9 @@ class VM:
                       "-device", "cxl-rp,port=%d,bus=cxl.1,id=cxlrp%d,chassis=0,slot=%d" % (i, i, i + 2),
                       "-device", "cxl-type3,bus=cxlrp%d,volatile-memdev=cxlvmem%d,id=cxl-vmem%d,sn=%d"
                       % (i, i, i, 0x1000 + i)]
-            c += ["-M", "cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G"]
+            # The window holds every device's region: 4 GiB, more for larger devices.
+            window = max(4, -(-sum(self.cxl) // GiB))
+            c += ["-M", "cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=%dG" % window]
         for i, (node, size) in enumerate(self.coldplug_nvdimms):
             path = self._nvdimm_file("cnv%d" % i, size)
             addr = self._nvdimm_addr(size)

@@ -55,6 +55,14 @@ static int log_level_from_env(struct reporter *r) {
         return -EINVAL;
 }
 
+/* One warning per finding, then the list is emptied for the next check. */
+static void warn_each(struct context *c, struct conflicts *conf, const char *message_id) {
+        for (size_t i = 0; i < conf->n; i++)
+                report_log(&c->reporter, LOG_WARNING, message_id, "%s: %s. Fix: %s", conf->items[i].where,
+                           conf->items[i].what, conf->items[i].fix);
+        conflicts_clear(conf);
+}
+
 static void warn_conflicts(struct context *c) {
         struct conflicts conf = {};
         int r;
@@ -62,18 +70,12 @@ static void warn_conflicts(struct context *c) {
         r = coexist_check(c->sysfs_root, coexist_default_rules_dirs, &conf);
         if (r < 0)
                 report_log_errno(&c->reporter, LOG_DEBUG, NULL, r, "coexistence check incomplete: %m");
-        for (size_t i = 0; i < conf.n; i++)
-                report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_CONFLICT, "%s: %s. Fix: %s", conf.items[i].where,
-                           conf.items[i].what, conf.items[i].fix);
-        conflicts_clear(&conf);
+        warn_each(c, &conf, MESSAGE_ID_CONFLICT);
 
         r = coexist_slow_settings(c->sysfs_root, &conf);
         if (r < 0)
                 report_log_errno(&c->reporter, LOG_DEBUG, NULL, r, "kernel settings check incomplete: %m");
-        for (size_t i = 0; i < conf.n; i++)
-                report_log(&c->reporter, LOG_WARNING, MESSAGE_ID_SLOW_KERNEL, "%s: %s. Fix: %s", conf.items[i].where,
-                           conf.items[i].what, conf.items[i].fix);
-        conflicts_clear(&conf);
+        warn_each(c, &conf, MESSAGE_ID_SLOW_KERNEL);
 }
 
 /*

@@ -9,17 +9,13 @@ usage: report-journal.py --hosts N --batches N --nodes N > export.txt
 """
 import argparse
 import os
-import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vm"))
+from vm import MESSAGE_IDS  # noqa: E402  (read from daemon/report.h)
 
 T0 = 1700000000
 BLOCK = 128 << 20
-
-
-def message_ids():
-    here = os.path.dirname(os.path.abspath(__file__))
-    text = open(os.path.join(here, "..", "..", "daemon", "report.h")).read()
-    return dict(re.findall(r'#define MESSAGE_ID_(\w+)\s+"([0-9a-f]{32})"', text))
 
 
 def main():
@@ -28,7 +24,7 @@ def main():
     ap.add_argument("--batches", type=int, default=1)
     ap.add_argument("--nodes", type=int, default=3)
     a = ap.parse_args()
-    ids = message_ids()
+    ids = MESSAGE_IDS
     out = sys.stdout
     t = T0
     for b in range(a.batches):

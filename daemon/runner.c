@@ -667,6 +667,7 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         struct block_set set = {};
         const struct pmem_device *now;
         struct job sub = { .policy = j->policy };
+        uint64_t end_usec;
         int r;
 
         r = topology_load(c->sysfs_root, &t);
@@ -693,8 +694,9 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         j->undecided += sub.undecided;
         j->not_attempted += sub.not_attempted;
         j->bytes += sub.bytes;
-        (void) pmem_report_device(c->reporter, now ? now : dev, conv, now_usec() - pass.clock.start_usec,
-                                  now_usec() - event_usec, sub.onlined, sub.bytes);
+        end_usec = now_usec();  /* one reading: argument order is unspecified */
+        (void) pmem_report_device(c->reporter, now ? now : dev, conv, end_usec - pass.clock.start_usec,
+                                  end_usec - event_usec, sub.onlined, sub.bytes);
         block_set_clear(&set);
         pmem_devices_clear(&after);
 }
@@ -766,6 +768,8 @@ static void handle_dax(struct runner *c, struct job *j) {
                 const struct pmem_device *dev = pmem_devices_find(&devs, names[i]);
                 struct pmem_decision d = {};
                 struct pmem_convert_result conv = {};
+                /* a rescan's device counts from now, so its total includes the bind */
+                uint64_t seen_usec = event_usec[i] ? event_usec[i] : now_usec();
 
                 if (!dev)
                         continue;       /* removed again, or unreadable (counted by the scan) */
@@ -786,7 +790,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                 }
                 if (!conv.already)
                         report_memmap(c, dev->name, &conv.memmap);
-                online_converted(c, j, dev, &conv, event_usec[i] ? event_usec[i] : now_usec());
+                online_converted(c, j, dev, &conv, seen_usec);
         }
         pmem_devices_clear(&devs);
 }

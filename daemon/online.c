@@ -4,8 +4,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/param.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 #include <time.h>
 #include "cpuset.h"
 #include "online.h"
@@ -80,7 +78,6 @@ struct online_pass {
         unsigned writes_per_turn;
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
-        bool regular_files;             /* a test tree, not sysfs: a write must replace the contents */
         int memory_dir_fd;              /* devices/system/memory, -1 without files or when it cannot be opened */
         int memory_dir_error;           /* why not, -errno */
 };
@@ -91,7 +88,6 @@ struct ready_block {
         int error;                      /* the open's -errno, 0 if open */
         int state_error;                /* the read's -errno, 0 if state is valid */
         enum block_state state;
-        size_t state_len;               /* bytes the read found; SIZE_MAX when not known */
 };
 
 /*
@@ -212,30 +208,34 @@ static bool uses_files(const struct online_request *req) {
         return !req->ops || !req->ops->write_state;
 }
 
-int online_write_state_file(int fd, const char *value, size_t old_len, bool regular_file) {
-        size_t len = strlen(value);
-        int r;
+int online_write_state_file(int fd, const char *value) {
+        char line[32];
+        int n;
 
+        /*
+         * As "echo value > state" writes it. The newline ends the value for
+         * whoever reads a regular file back (--sysfs-root), since every
+         * value we write is at least as long as the "offline" it replaces.
+         */
+        n = snprintf(line, sizeof(line), "%s\n", value);
+        if (n < 0 || (size_t) n >= sizeof(line))
+                return -EINVAL;
         /* The kernel restarts the syscall itself on hotplug lock contention; EINTR is ours. */
-        r = sysfs_write_fd(fd, value);
-        if (r == 0 && regular_file && len < old_len && ftruncate(fd, (off_t) len) < 0)
-                return -errno;
-        return r;
+        return sysfs_write_fd(fd, line);
 }
 
-/* old_len: the file's length when last read (SIZE_MAX: not known); only a test tree's matters. */
-static int write_state(const struct online_pass *pass, uint64_t id, int fd, const char *value, size_t old_len) {
+static int write_state(const struct online_pass *pass, uint64_t id, int fd, const char *value) {
         const struct online_ops *ops = pass->req->ops;
 
         if (!uses_files(pass->req))
                 return ops->write_state(ops->userdata, pass->req->sysfs_root, id, value);
         if (ops && ops->write_file)
-                return ops->write_file(ops->userdata, id, fd, value, old_len, pass->regular_files);
-        return online_write_state_file(fd, value, old_len, pass->regular_files);
+                return ops->write_file(ops->userdata, id, fd, value);
+        return online_write_state_file(fd, value);
 }
 
-/* The block's state now, through its open state file; *ret_len gets the bytes read (SIZE_MAX: more). */
-static int read_state(const struct online_pass *pass, uint64_t id, int fd, enum block_state *ret, size_t *ret_len) {
+/* The block's state now, through its open state file. */
+static int read_state(const struct online_pass *pass, uint64_t id, int fd, enum block_state *ret) {
         const struct online_ops *ops = pass->req->ops;
         char buf[32];
         ssize_t n;
@@ -250,20 +250,10 @@ static int read_state(const struct online_pass *pass, uint64_t id, int fd, enum 
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;
-        *ret_len = (size_t) n < sizeof(buf) - 1 ? (size_t) n : SIZE_MAX;
         buf[n] = 0;
         buf[strcspn(buf, "\n")] = 0;
         *ret = block_state_from_string(buf);
         return 0;
-}
-
-/* sysfs or a test tree of regular files (--sysfs-root)? */
-static bool tree_is_sysfs(int memory_dir_fd) {
-        struct statfs sfs;
-
-        if (memory_dir_fd < 0 || fstatfs(memory_dir_fd, &sfs) < 0)
-                return true;
-        return sfs.f_type == SYSFS_MAGIC;
 }
 
 static void slot_take(struct worker *w) {
@@ -290,12 +280,12 @@ static void name_thread(const char *role, int node) {
 }
 
 static struct ready_block prepare_block(const struct online_pass *pass, uint64_t id) {
-        struct ready_block rb = { .fd = -1, .state_len = SIZE_MAX };
+        struct ready_block rb = { .fd = -1 };
 
         if (uses_files(pass->req))
                 rb.error = open_state(pass, id, &rb.fd);
         if (rb.error == 0)
-                rb.state_error = read_state(pass, id, rb.fd, &rb.state, &rb.state_len);
+                rb.state_error = read_state(pass, id, rb.fd, &rb.state);
         return rb;
 }
 
@@ -517,7 +507,7 @@ static bool write_in_slot(struct worker *w, struct block_result *br, const struc
                 return false;
         }
         t0 = now_usec();
-        r = write_state(pass, br->id, rb->fd, value, rb->state_len);
+        r = write_state(pass, br->id, rb->fd, value);
         t1 = now_usec();
         br->cpu = sched_getcpu();
         /* A failure leads to a backoff or a state read: not with the slot held. */
@@ -547,7 +537,7 @@ static bool fall_back_after_einval(const struct online_pass *pass, const struct 
                                    struct ready_block *rb, struct block_result *br, const char **value) {
         enum block_state st;
 
-        if (read_state(pass, br->id, rb->fd, &st, &rb->state_len) < 0)
+        if (read_state(pass, br->id, rb->fd, &st) < 0)
                 return false;
         if (st == BLOCK_STATE_ONLINE) {
                 br->error = 0;
@@ -839,7 +829,6 @@ static struct online_pass pass_new(const struct online_request *req, struct onli
                 .req = req,
                 .memory_dir_fd = memory_dir_fd,
                 .memory_dir_error = memory_dir_error,
-                .regular_files = uses_files(req) && !tree_is_sysfs(memory_dir_fd),
                 .res = res,
                 .arbiter.limit = 1,
                 .writes_per_turn = req->writes_per_turn > 0 ? req->writes_per_turn : ONLINE_WRITES_PER_TURN,

@@ -34,18 +34,16 @@ struct online_ops {
          * through the open file is the test's, to fail, block or cut it
          * short; it may call online_write_state_file() with its arguments.
          */
-        int (*write_file)(void *userdata, uint64_t block_id, int fd, const char *value, size_t old_len,
-                          bool regular_file);
+        int (*write_file)(void *userdata, uint64_t block_id, int fd, const char *value);
         void *userdata;
 };
 
 /*
- * One write of value at offset 0 of an open state file: 0, or -errno
- * (-EIO when it was cut short). regular_file: not sysfs but a tree of
- * regular files (--sysfs-root), where a value shorter than the old_len
- * bytes there (SIZE_MAX: not known) would leave the old tail: cut it.
+ * One write of value and a newline at offset 0 of an open state file, on
+ * sysfs and on a test tree of regular files alike: 0, or -errno (-EIO
+ * when it was cut short).
  */
-int online_write_state_file(int fd, const char *value, size_t old_len, bool regular_file);
+int online_write_state_file(int fd, const char *value);
 
 struct block_result {
         uint64_t id;

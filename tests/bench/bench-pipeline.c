@@ -192,10 +192,8 @@ static uint64_t floor_cpu_usec(const char *root, uint64_t n) {
 
 /*
  * The file work the daemon itself does per block on this tree: one open
- * relative to the memory directory, read, write, close; a truncate only
- * when the value is shorter than what was read (a regular file keeps the
- * tail otherwise; never here, nor on sysfs). What is left over it is the
- * daemon's.
+ * relative to the memory directory, read, write of the value's line,
+ * close. What is left over it is the daemon's.
  */
 static uint64_t least_cpu_usec(const char *root, uint64_t n) {
         uint64_t u0, s0, u1, s1;
@@ -209,13 +207,12 @@ static uint64_t least_cpu_usec(const char *root, uint64_t n) {
                 abort();
         rusage_usec(&u0, &s0);
         for (uint64_t id = first_hot_block(); id < first_hot_block() + n; id++) {
-                ssize_t got;
                 int fd;
 
                 snprintf(rel, sizeof(rel), "memory%" PRIu64 "/state", id);
                 fd = openat(dir_fd, rel, O_RDWR | O_CLOEXEC | O_NOCTTY);
-                if (fd < 0 || (got = pread(fd, buf, sizeof(buf), 0)) < 0 ||
-                    pwrite(fd, "online_movable", 14, 0) != 14 || (got > 14 && ftruncate(fd, 14) < 0))
+                if (fd < 0 || pread(fd, buf, sizeof(buf), 0) < 0 ||
+                    pwrite(fd, "online_movable\n", 15, 0) != 15)
                         abort();
                 close(fd);
         }

@@ -210,7 +210,7 @@ static struct online_result *run_script(struct tplan *t, struct script *s, const
 
 /* ---- tests ----------------------------------------------------------- */
 
-static int file_write(void *userdata, uint64_t id, int fd, const char *value, size_t old_len, bool regular_file);
+static int file_write(void *userdata, uint64_t id, int fd, const char *value);
 
 /* A request that writes the fake tree at root, 128 MiB blocks. */
 static struct online_request tree_request(const char *root, struct tplan *t, const struct policy *p) {
@@ -1010,43 +1010,48 @@ static int state_file(char *path, const char *content) {
 static void test_write_state_file(void **state) {
         char path[] = "/tmp/memonline-state-XXXXXX";
         _cleanup_free_ char *v = NULL;
+        _cleanup_free_ char *long_value = NULL;
         int fd, devnull, ro;
         pid_t pid;
         int status;
 
-        /* A regular file: the shorter value replaces the old one whole. */
+        /* One line, as echo writes it: over "offline\n" the first line reads "online", and sysfs_read() agrees. */
         fd = state_file(path, "offline\n");
-        assert_int_equal(online_write_state_file(fd, "online", 8, true), 0);
+        assert_int_equal(online_write_state_file(fd, "online"), 0);
         v = read_back(path);
-        assert_string_equal(v, "online");
+        assert_string_equal(v, "online\n\n");
         free(TAKE_PTR(v));
-        /* Length not known: cut all the same. */
-        assert_int_equal(pwrite(fd, "offline\n", 8, 0), 8);
-        assert_int_equal(online_write_state_file(fd, "online", SIZE_MAX, true), 0);
+        /* Over a file without its newline: exactly the value's line. */
+        assert_int_equal(ftruncate(fd, 0), 0);
+        assert_int_equal(pwrite(fd, "offline", 7, 0), 7);
+        assert_int_equal(online_write_state_file(fd, "online"), 0);
         v = read_back(path);
-        assert_string_equal(v, "online");
+        assert_string_equal(v, "online\n");
         free(TAKE_PTR(v));
-        /* As on sysfs: one write, nothing cut (a regular file shows why a tree needs the cut). */
+        /* The longer values replace it whole. */
         assert_int_equal(pwrite(fd, "offline\n", 8, 0), 8);
-        assert_int_equal(online_write_state_file(fd, "online", 8, false), 0);
+        assert_int_equal(online_write_state_file(fd, "online_movable"), 0);
         v = read_back(path);
-        assert_string_equal(v, "onlinee\n");
+        assert_string_equal(v, "online_movable\n");
         free(TAKE_PTR(v));
 
         /* The write fails: its errno. */
         ro = open(path, O_RDONLY | O_CLOEXEC);
         assert_true(ro >= 0);
-        assert_int_equal(online_write_state_file(ro, "online", 8, true), -EBADF);
+        assert_int_equal(online_write_state_file(ro, "online"), -EBADF);
         close(ro);
 
-        /* The write goes through but the cut fails: that errno (/dev/null takes writes, not truncation). */
+        /* A value no state file takes is refused before any write. */
         devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
         assert_true(devnull >= 0);
-        assert_int_equal(online_write_state_file(devnull, "online", 8, false), 0);
-        assert_int_equal(online_write_state_file(devnull, "online", 8, true), -EINVAL);
+        assert_int_equal(online_write_state_file(devnull, "online"), 0);
+        long_value = strdup("online_movable_online_movable_xx");
+        assert_non_null(long_value);
+        assert_int_equal(online_write_state_file(devnull, long_value), -EINVAL);
         close(devnull);
 
-        /* A short write is -EIO, and nothing is cut after it. In a child: the file size limit is per process. */
+        /* A short write is -EIO. In a child: the file size limit is per process. */
+        assert_int_equal(ftruncate(fd, 0), 0);
         assert_int_equal(pwrite(fd, "offline\n", 8, 0), 8);
         pid = fork();
         assert_true(pid >= 0);
@@ -1056,7 +1061,7 @@ static void test_write_state_file(void **state) {
                 signal(SIGXFSZ, SIG_IGN);
                 if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
                         _exit(2);
-                _exit(online_write_state_file(fd, "online", 8, true) == -EIO ? 0 : 1);
+                _exit(online_write_state_file(fd, "online") == -EIO ? 0 : 1);
         }
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status));
@@ -1074,18 +1079,18 @@ struct file_script {
         int errs[64][4];                /* per block id: what its writes return first, then the default */
         size_t n_errs[64], calls[64];
         size_t total_calls;
-        bool bad_args;                  /* a call without a usable fd or with a known length wrong */
+        bool bad_args;                  /* a call without a usable fd or value */
         uint64_t block_on;              /* hold this block's write until released (0: none) */
         bool blocked, released;
 };
 
-static int file_write(void *userdata, uint64_t id, int fd, const char *value, size_t old_len, bool regular_file) {
+static int file_write(void *userdata, uint64_t id, int fd, const char *value) {
         struct file_script *f = userdata;
         int r = 0;
 
         pthread_mutex_lock(&f->lock);
         f->total_calls++;
-        if (fd < 0 || !regular_file || (old_len != SIZE_MAX && old_len > 32) || id >= 64)
+        if (fd < 0 || !value || id >= 64)
                 f->bad_args = true;
         else if (f->calls[id] < f->n_errs[id])
                 r = f->errs[id][f->calls[id]];
@@ -1098,7 +1103,7 @@ static int file_write(void *userdata, uint64_t id, int fd, const char *value, si
                         pthread_cond_wait(&f->cond, &f->lock);
         }
         pthread_mutex_unlock(&f->lock);
-        return r < 0 ? r : online_write_state_file(fd, value, old_len, regular_file);
+        return r < 0 ? r : online_write_state_file(fd, value);
 }
 
 static void file_script_init(struct file_script *f) {

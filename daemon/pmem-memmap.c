@@ -17,6 +17,15 @@ static const char *const pmem_memmap_table[] = {
 
 DEFINE_STRING_TABLE_TO_STRING(pmem_memmap, enum pmem_memmap, "unsupported")
 
+enum pmem_memmap_global pmem_memmap_parse_global(const char *v) {
+        /* A bool parameter prints Y or N; since 6.6 "force" is on too. */
+        if (streq(v, "Y") || strcasecmp(v, "force") == 0)
+                return PMEM_MEMMAP_GLOBAL_ON;
+        if (streq(v, "N"))
+                return PMEM_MEMMAP_GLOBAL_OFF;
+        return PMEM_MEMMAP_GLOBAL_UNKNOWN;
+}
+
 enum pmem_memmap_global pmem_memmap_read_global(const char *sysfs_root) {
         _cleanup_free_ char *v = NULL;
         int r;
@@ -26,12 +35,7 @@ enum pmem_memmap_global pmem_memmap_read_global(const char *sysfs_root) {
                 return PMEM_MEMMAP_GLOBAL_ABSENT;
         if (r < 0)
                 return PMEM_MEMMAP_GLOBAL_UNKNOWN;
-        /* A bool parameter prints Y or N; since 6.6 "force" is on too. */
-        if (streq(v, "Y") || strcasecmp(v, "force") == 0)
-                return PMEM_MEMMAP_GLOBAL_ON;
-        if (streq(v, "N"))
-                return PMEM_MEMMAP_GLOBAL_OFF;
-        return PMEM_MEMMAP_GLOBAL_UNKNOWN;
+        return pmem_memmap_parse_global(v);
 }
 
 static void outcome_reason(struct pmem_memmap_outcome *o, const char *fmt, ...) _printf_(2, 3);
@@ -120,7 +124,11 @@ int pmem_memmap_read_attr(const char *sysfs_root, const char *rel_dev, int *ret)
         r = pmem_read_attr(sysfs_root, rel_dev, "memmap_on_memory", &v);
         if (r < 0)
                 return r;
-        if (!streq(v, "0") && !streq(v, "1"))
+        return pmem_memmap_parse_attr(v, ret);
+}
+
+int pmem_memmap_parse_attr(const char *v, int *ret) {
+        if (!v || !ret || (!streq(v, "0") && !streq(v, "1")))
                 return -EINVAL;
         *ret = v[0] == '1';
         return 0;

@@ -28,6 +28,8 @@
 
 /* memory_hotplug.memmap_on_memory, from <root>/module/memory_hotplug/parameters. */
 enum pmem_memmap_global pmem_memmap_read_global(const char *sysfs_root);
+/* Its value as read (newline stripped): on, off, or unknown for anything else. */
+enum pmem_memmap_global pmem_memmap_parse_global(const char *v);
 
 /* What a kmem bind of the device does with the memmap. */
 enum pmem_memmap {
@@ -68,6 +70,8 @@ void pmem_memmap_settle(enum memmap_setting setting, enum pmem_memmap_global glo
  * none, -EINVAL for a value that is neither.
  */
 int pmem_memmap_read_attr(const char *sysfs_root, const char *rel_dev, int *ret);
+/* The attribute's value as read: "0" or "1", else -EINVAL and *ret untouched. */
+int pmem_memmap_parse_attr(const char *v, int *ret);
 
 /*
  * Before the kmem bind: plan as above and write the attribute. Fails

@@ -9,6 +9,7 @@
 #include "blocks.h"
 #include "cpuset.h"
 #include "fuzz.h"
+#include "pmem-memmap.h"
 #include "topology.h"
 #include "util.h"
 
@@ -60,6 +61,20 @@ static void fuzz_ids(const char *s) {
                 FUZZ_ASSERT(strncmp(s, "node", 4) == 0);
 }
 
+/* memmap_on_memory: the parameter (Y, N, force) and a dax device's attribute (0, 1). */
+static void fuzz_memmap(const char *s) {
+        enum pmem_memmap_global g = pmem_memmap_parse_global(s);
+        int v = -7;
+
+        FUZZ_ASSERT(g == PMEM_MEMMAP_GLOBAL_ON || g == PMEM_MEMMAP_GLOBAL_OFF || g == PMEM_MEMMAP_GLOBAL_UNKNOWN);
+        if (g != PMEM_MEMMAP_GLOBAL_UNKNOWN)
+                FUZZ_ASSERT(strlen(s) == 1 || strlen(s) == 5);
+        if (pmem_memmap_parse_attr(s, &v) >= 0)
+                FUZZ_ASSERT(strlen(s) == 1 && v == s[0] - '0' && (v == 0 || v == 1));
+        else
+                FUZZ_ASSERT(v == -7);
+}
+
 static void fuzz_escape(const char *s, size_t size) {
         char buf[256];
         size_t len = escape_text(buf, size % sizeof(buf) + 1, s);
@@ -76,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         s = fuzz_strndup(data + 1, size - 1);
         if (!s)
                 return 0;
-        switch (data[0] % 5) {
+        switch (data[0] % 6) {
         case 0:
                 fuzz_cpulist(s);
                 break;
@@ -88,6 +103,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 break;
         case 3:
                 fuzz_ids(s);
+                break;
+        case 4:
+                fuzz_memmap(s);
                 break;
         default:
                 fuzz_escape(s, size);

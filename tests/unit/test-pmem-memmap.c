@@ -114,6 +114,31 @@ struct plan_case {
         const char *reason;             /* a part of it; NULL: none */
 };
 
+/* Hostile values: only the kernel's exact spellings count, and a refusal leaves the output alone. */
+static void test_parse_hostile(void **state) {
+        static const char *const bad_attr[] = { "", "2", "01", "1 ", " 1", "Y", "true", "1\x1b[2J", "-1", "0x1" };
+        static const char *const unknown_global[] = { "", "y", "Yes", "N ", "forced", "1", "Y\x1b]52;c;", "NN" };
+        int v;
+
+        (void) state;
+        for (size_t i = 0; i < ELEMENTSOF(bad_attr); i++) {
+                v = -7;
+                assert_int_equal(pmem_memmap_parse_attr(bad_attr[i], &v), -EINVAL);
+                assert_int_equal(v, -7);
+        }
+        assert_int_equal(pmem_memmap_parse_attr(NULL, &v), -EINVAL);
+        assert_int_equal(pmem_memmap_parse_attr("1", NULL), -EINVAL);
+        assert_int_equal(pmem_memmap_parse_attr("1", &v), 0);
+        assert_int_equal(v, 1);
+        assert_int_equal(pmem_memmap_parse_attr("0", &v), 0);
+        assert_int_equal(v, 0);
+        for (size_t i = 0; i < ELEMENTSOF(unknown_global); i++)
+                assert_int_equal(pmem_memmap_parse_global(unknown_global[i]), PMEM_MEMMAP_GLOBAL_UNKNOWN);
+        assert_int_equal(pmem_memmap_parse_global("Y"), PMEM_MEMMAP_GLOBAL_ON);
+        assert_int_equal(pmem_memmap_parse_global("Force"), PMEM_MEMMAP_GLOBAL_ON);
+        assert_int_equal(pmem_memmap_parse_global("N"), PMEM_MEMMAP_GLOBAL_OFF);
+}
+
 static void test_plan(void **state) {
         static const struct plan_case cases[] = {
                 /* 6.1: no attribute. "no" is what the kernel does anyway; "yes" cannot be had. */
@@ -400,6 +425,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_read_global, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_attr, setup, teardown),
+                cmocka_unit_test(test_parse_hostile),
                 cmocka_unit_test(test_plan),
                 cmocka_unit_test(test_settle),
                 cmocka_unit_test_setup_teardown(test_apply_writes, setup, teardown),

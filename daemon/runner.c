@@ -740,28 +740,34 @@ static void report_memmap(struct runner *c, const char *device, const struct pme
                 c->memmap_warned = true;
 }
 
-/* Convert selected devdax devices to system-ram and online their memory at once. */
-static void handle_dax(struct runner *c, struct job *j) {
+/*
+ * Convert selected devdax devices to system-ram and online their memory
+ * at once. True when nothing was converted (or tried): then the scan in
+ * *ret_devs still holds, and the main pass need not read it again.
+ */
+static bool handle_dax(struct runner *c, struct job *j, struct pmem_devices *ret_devs) {
         struct pmem_devices devs = {};
         _cleanup_free_ const char **names = NULL;
         _cleanup_free_ uint64_t *event_usec = NULL;
+        bool unchanged = true;
         size_t n;
         int r;
 
         if (j->n_dax == 0 && !j->scan_dax)
-                return;
+                return false;
         r = pmem_scan(c->sysfs_root, &devs);
         if (r < 0) {
                 report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot scan dax devices: %m; trying again later");
                 j->dax_failed++;
-                return;
+                pmem_devices_clear(&devs);
+                return false;
         }
         names = calloc(j->n_dax + devs.n + 1, sizeof(*names));
         event_usec = calloc(j->n_dax + devs.n + 1, sizeof(*event_usec));
         if (!names || !event_usec) {
                 j->dax_failed++;
                 pmem_devices_clear(&devs);
-                return;
+                return false;
         }
         n = dax_candidates(j, &devs, names, event_usec, j->n_dax + devs.n);
         for (size_t i = 0; i < n && !atomic_load(c->stop); i++) {
@@ -781,6 +787,7 @@ static void handle_dax(struct runner *c, struct job *j) {
                                    NULL, "%s: not converting: %s", dev->name, r < 0 ? strerror(-r) : d.reason);
                         continue;
                 }
+                unchanged = false;
                 r = pmem_convert(c->sysfs_root, dev->name, d.memmap_on_memory, &conv);
                 if (r < 0) {
                         report_log(c->reporter, LOG_ERR, NULL, "%s: conversion to system-ram failed: %s; trying "
@@ -792,7 +799,12 @@ static void handle_dax(struct runner *c, struct job *j) {
                         report_memmap(c, dev->name, &conv.memmap);
                 online_converted(c, j, dev, &conv, seen_usec);
         }
+        if (unchanged) {
+                *ret_devs = devs;
+                return true;
+        }
         pmem_devices_clear(&devs);
+        return false;
 }
 
 /*
@@ -843,22 +855,25 @@ int runner_process(struct runner *c, struct job *j) {
         struct block_set set = {};
         _cleanup_free_ uint64_t *deferred = NULL;
         size_t n_deferred = 0;
+        bool scanned = false;
         int r;
 
-        handle_dax(c, j);
+        /* A batch with dax events scans the devices once, unless a conversion changed them. */
+        if (handle_dax(c, j, &devs))
+                scanned = true;
         r = take_carried_over(c, j);
         if (r < 0)
-                return r;
-        if (j->n_ids == 0 && j->ids)
-                return 0;
-        if (atomic_load(c->stop))
-                return 0;
+                goto finish;
+        if ((j->n_ids == 0 && j->ids) || atomic_load(c->stop)) {
+                r = 0;
+                goto finish;
+        }
 
         r = job_topology(c, j, &t, &terr);
         if (r < 0) {
                 report_log(c->reporter, LOG_ERR, NULL, "cannot read the topology under %s: %s", c->sysfs_root,
                            terr.reason[0] ? terr.reason : strerror(-r));
-                return r;
+                goto finish;
         }
         pass_mark(&clock, PHASE_TOPOLOGY);
         r = collect_blocks(c, j, t, &set);
@@ -888,7 +903,7 @@ int runner_process(struct runner *c, struct job *j) {
                 }
         }
         pass_mark(&clock, PHASE_NODES);
-        r = pmem_scan(c->sysfs_root, &devs);
+        r = scanned ? 0 : pmem_scan(c->sysfs_root, &devs);
         attribute_blocks(c, &devs, r, t->block_size, &set);
         load_devices(c, t, &devs, &set);
         pass_mark(&clock, PHASE_DAX);

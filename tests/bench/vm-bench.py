@@ -4,7 +4,7 @@ guest, one fresh guest per trial.
 
 Usage: vm-bench.py --image-dir DIR --out FILE.jsonl [--sizes 64,512,2048]
                    [--repeat N] [--contenders a,b,...] [--nvdimm-sizes 64,512]
-                   [--cxl-sizes 32] [--smoke] [--keep]
+                   [--cxl-sizes 32] [--smoke]
 
 The kernel is the image's (tests/vm/build-image.sh): Debian 12's 6.1,
 which leaves hot-added memory offline, or Debian 13's 6.12, which onlines

@@ -73,6 +73,11 @@ affinity=yes
 check "sched_setaffinity stays allowed" test $affinity = yes
 has_word "$(unit_value RestrictAddressFamilies)" AF_NETLINK && netlink=yes || netlink=no
 check "netlink sockets stay allowed (udev events)" test $netlink = yes
+# A stuck runner starves the watchdog; the abort that follows must end in a
+# kill soon, not after TimeoutStopSec, so the restart and coldplug come.
+wd=$(unit_value WatchdogSec); abort=$(unit_value TimeoutAbortSec)
+check "the watchdog is on (WatchdogSec=${wd% })" test -n "$wd"
+check "a watchdog abort is bounded (TimeoutAbortSec=${abort% })" test "${abort% }" = "15s"
 
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <limits.h>
 #include "pmem-cxl.h"
+#include "sysfs.h"
 #include "util.h"
 
 /*
@@ -121,7 +123,7 @@ static int endpoint_memdev(const char *root, const char *decoder, char **ret) {
 }
 
 /* The memdev of every interleave position; a position that cannot be read makes them unknown. */
-static int read_memdevs(const char *root, const char *rel_region, struct pmem_device *dev) {
+static int read_memdevs(const char *root, const char *rel_region, char **ret_list, bool *ret_unknown) {
         _cleanup_free_ char *list = NULL;
         uint64_t ways;
         bool unknown = false;
@@ -152,8 +154,8 @@ static int read_memdevs(const char *root, const char *rel_region, struct pmem_de
                 if (r < 0)
                         unknown = true;
         }
-        dev->cxl_memdevs = TAKE_PTR(list);
-        dev->cxl_memdevs_unknown = unknown;
+        *ret_list = TAKE_PTR(list);
+        *ret_unknown = unknown;
         return 0;
 }
 
@@ -164,10 +166,132 @@ int pmem_read_cxl_attribution(const char *sysfs_root, const char *rel_dev, struc
         r = find_region(rel_dev, &rel_region, &region, &decoder);
         if (r <= 0)
                 return r;
-        r = read_memdevs(sysfs_root, rel_region, dev);
+        r = read_memdevs(sysfs_root, rel_region, &dev->cxl_memdevs, &dev->cxl_memdevs_unknown);
         if (r < 0)
                 return r;
         dev->cxl_region = TAKE_PTR(region);
         dev->cxl_decoder = TAKE_PTR(decoder);
+        return 0;
+}
+
+/* ---- every CXL region, with or without a dax device (memonlined status) ---- */
+
+void cxl_region_done(struct cxl_region *r) {
+        free(r->name);
+        free(r->decoder);
+        free(r->mode);
+        free(r->memdevs);
+        *r = (struct cxl_region) {};
+}
+
+void cxl_regions_clear(struct cxl_regions *set) {
+        for (size_t i = 0; i < set->n; i++)
+                cxl_region_done(&set->regions[i]);
+        free(set->regions);
+        *set = (struct cxl_regions) {};
+}
+
+/*
+ * bus/cxl/devices/regionN: its directory must lie right below a root
+ * decoder below rootK (find_region() checks that of a path below the
+ * region, so ask for one) and carry the link's own name.
+ */
+static int read_region(const char *root, const char *name, struct cxl_region *ret) {
+        _cleanup_(cxl_region_done) struct cxl_region reg = {};
+        _cleanup_free_ char *link = NULL, *rel = NULL, *below = NULL, *rel_region = NULL;
+        _cleanup_free_ char *commit = NULL;
+        int r;
+
+        if (asprintf(&link, "bus/cxl/devices/%s", name) < 0) {
+                link = NULL;
+                return -ENOMEM;
+        }
+        r = pmem_resolve_in_root(root, link, &rel);
+        if (r < 0)
+                return r;
+        if (asprintf(&below, "%s/-", rel) < 0) {
+                below = NULL;
+                return -ENOMEM;
+        }
+        r = find_region(below, &rel_region, &reg.name, &reg.decoder);
+        if (r < 0)
+                return r;
+        if (r == 0 || !streq(reg.name, name))
+                return -EINVAL;
+        r = pmem_read_attr_u64(root, rel, "size", 16, &reg.size);
+        if (r < 0)
+                return r;
+        if (pmem_read_attr_u64(root, rel, "resource", 16, &reg.resource) < 0)
+                reg.resource = UINT64_MAX;      /* not committed yet, or not a number */
+        r = pmem_read_attr(root, rel, "mode", &reg.mode);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && !streq(reg.mode, "ram") && !streq(reg.mode, "pmem")) {
+                free(reg.mode);         /* printed only as the kernel spells it */
+                reg.mode = NULL;
+        }
+        r = pmem_read_attr(root, rel, "commit", &commit);
+        if (r == -ENOMEM)
+                return r;
+        reg.committed = r >= 0 && streq(commit, "1") ? 1 : r >= 0 && streq(commit, "0") ? 0 : -1;
+        r = read_memdevs(root, rel, &reg.memdevs, &reg.memdevs_unknown);
+        if (r < 0)
+                return r;
+        *ret = reg;
+        reg = (struct cxl_region) {};
+        return 0;
+}
+
+static int cmp_region(const void *a, const void *b) {
+        const struct cxl_region *x = a, *y = b;
+        unsigned i = 0, j = 0;
+
+        (void) pmem_name_index(x->name, "region", &i);
+        (void) pmem_name_index(y->name, "region", &j);
+        return i < j ? -1 : i > j;
+}
+
+int cxl_regions_scan(const char *sysfs_root, struct cxl_regions *ret) {
+        _cleanup_(cxl_regions_clear) struct cxl_regions set = {};
+        _cleanup_free_ char *path = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t allocated = 0;
+        struct dirent *de;
+        int r;
+
+        r = sysfs_path(&path, sysfs_root, "bus/cxl/devices");
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d && errno != ENOENT)
+                return -errno;
+        while (d && (errno = 0, de = readdir(d))) {
+                struct cxl_region reg;
+
+                if (pmem_name_index(de->d_name, "region", NULL) < 0)
+                        continue;
+                r = read_region(sysfs_root, de->d_name, &reg);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -ENOENT)
+                        continue;       /* destroyed between readdir and reading it */
+                if (r < 0) {
+                        if (set.n_unreadable++ == 0)
+                                set.unreadable_error = r;
+                        continue;
+                }
+                if (GROW(set.regions, allocated, set.n + 1) < 0) {
+                        cxl_region_done(&reg);
+                        return -ENOMEM;
+                }
+                set.regions[set.n++] = reg;
+        }
+        if (d && errno != 0)
+                return -errno;
+        if (set.n > 1)
+                qsort(set.regions, set.n, sizeof(*set.regions), cmp_region);
+        cxl_regions_clear(ret);
+        *ret = set;
+        set = (struct cxl_regions) {};
         return 0;
 }

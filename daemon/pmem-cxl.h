@@ -12,3 +12,33 @@
  * hostile link only makes the memdevs unknown.
  */
 int pmem_read_cxl_attribution(const char *sysfs_root, const char *rel_dev, struct pmem_device *dev);
+
+/* A CXL region, whether or not a dax device is on it yet. */
+struct cxl_region {
+        char *name;                     /* "region0" */
+        char *decoder;                  /* its root decoder, "decoder0.0" */
+        char *mode;                     /* "ram" or "pmem"; NULL when absent (before 6.3 pmem only) or odd */
+        uint64_t size;
+        uint64_t resource;              /* start address; UINT64_MAX when not known */
+        int committed;                  /* its commit attribute: 1, 0, -1 unknown */
+        char *memdevs;                  /* as pmem_device.cxl_memdevs */
+        bool memdevs_unknown;
+};
+
+struct cxl_regions {
+        struct cxl_region *regions;     /* by region number */
+        size_t n;
+        size_t n_unreadable;            /* left out: a hostile or half-gone region */
+        int unreadable_error;           /* the first one's -errno */
+};
+
+void cxl_region_done(struct cxl_region *r);
+void cxl_regions_clear(struct cxl_regions *set);
+
+/*
+ * Every region under bus/cxl/devices. A region whose directory leaves the
+ * root or the kernel's layout, or whose size cannot be read, is counted in
+ * n_unreadable, not listed. No CXL bus: an empty set. -ENOMEM, or -errno
+ * when the bus directory cannot be listed.
+ */
+int cxl_regions_scan(const char *sysfs_root, struct cxl_regions *ret);

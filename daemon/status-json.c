@@ -93,8 +93,8 @@ static void json_batch(FILE *out, const struct status_sections *s) {
 
 /* "errors": what could not be read, by table or section; left out when everything was. */
 static void json_errors(FILE *out, const struct status_view *v, const struct status_sections *s) {
-        const char *names[_STATUS_TABLE_MAX + 4];
-        int errors[_STATUS_TABLE_MAX + 4];
+        const char *names[_STATUS_TABLE_MAX + 5];
+        int errors[_STATUS_TABLE_MAX + 5];
         size_t n = 0;
 
         for (unsigned t = 0; t < _STATUS_TABLE_MAX; t++)
@@ -105,6 +105,10 @@ static void json_errors(FILE *out, const struct status_view *v, const struct sta
         if (status_view_wants(v, STATUS_TABLE_DAX) && v->m->dax.n_unreadable > 0) {
                 names[n] = "dax_unreadable";
                 errors[n++] = v->m->dax.unreadable_error;
+        }
+        if (status_view_wants(v, STATUS_TABLE_CXL) && v->m->cxl.n_unreadable > 0) {
+                names[n] = "cxl_unreadable";
+                errors[n++] = v->m->cxl.unreadable_error;
         }
         if (!v->only_tables) {
                 if (s->kernel_error < 0) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "plan.h"
+#include "pmem-cxl.h"
 #include "pmem-scan.h"
 #include "policy.h"
 #include "status-read.h"
@@ -22,6 +23,7 @@ void status_machine_done(struct status_machine *m) {
         free(m->devices);
         pmem_devices_clear(&m->dax);
         free(m->dax_tallies);
+        cxl_regions_clear(&m->cxl);
         *m = (struct status_machine) {};
 }
 
@@ -240,6 +242,35 @@ static int read_dax(struct status_machine *m, const struct topology *t) {
         return 0;
 }
 
+/* ---- CXL regions ------------------------------------------------ */
+
+static int read_cxl(struct status_machine *m, const struct topology *t) {
+        int r = cxl_regions_scan(t->sysfs_root, &m->cxl);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                m->cxl_error = r;
+        return 0;
+}
+
+const struct status_dax *status_region_dax(const struct status_machine *m, const char *region, size_t *ret_n) {
+        const struct status_dax *first = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->dax.n; i++) {
+                const char *r = m->dax.devices[i].cxl_region;
+
+                if (!r || !streq(r, region))
+                        continue;
+                if (!first)
+                        first = &m->dax_tallies[i];
+                n++;
+        }
+        *ret_n = n;
+        return first;
+}
+
 int status_machine_read(const struct topology *t, const struct policy *p, struct status_machine *ret) {
         _cleanup_(status_machine_done) struct status_machine m = { .block_size = t->block_size };
         int r;
@@ -250,6 +281,8 @@ int status_machine_read(const struct topology *t, const struct policy *p, struct
                 r = read_dax(&m, t);
         if (r >= 0 && t->block_size > 0)
                 r = read_devices(&m, t);
+        if (r >= 0)
+                r = read_cxl(&m, t);
         if (r < 0)
                 return r;
         status_machine_done(ret);

@@ -16,6 +16,7 @@
 #include "cpuset.h"
 #include "memdev.h"
 #include "pmem.h"
+#include "pmem-cxl.h"
 
 struct topology;
 struct policy;
@@ -63,9 +64,14 @@ struct status_machine {
         struct pmem_devices dax;
         struct status_dax *dax_tallies; /* one per dax.devices[] */
         int dax_error;
+        struct cxl_regions cxl;         /* every CXL region, with a dax device or not */
+        int cxl_error;
 };
 
 void status_machine_done(struct status_machine *m);
+
+/* The dax devices on a CXL region: the first (dax_tallies order) and how many; NULL and 0 if none. */
+const struct status_dax *status_region_dax(const struct status_machine *m, const char *region, size_t *ret_n);
 
 /*
  * Read the machine: nodes and their blocks from t, writer CPUs per p

@@ -19,6 +19,7 @@ static const char *const table_names[_STATUS_TABLE_MAX] = {
         [STATUS_TABLE_NODES] = "nodes",
         [STATUS_TABLE_DEVICES] = "devices",
         [STATUS_TABLE_DAX] = "dax",
+        [STATUS_TABLE_CXL] = "cxl",
 };
 
 const char *status_table_name(enum status_table t) {
@@ -100,6 +101,22 @@ static const struct table_column dax_columns[_XC_MAX] = {
 static const unsigned dax_defaults[] = { XC_DEVICE, XC_MODE, XC_STATE, XC_SIZE, XC_NODE, XC_ONLINE, XC_BLOCKS,
                                          XC_NAMESPACE, XC_REGION, XC_CXL_REGION, XC_MEMDEVS };
 
+enum {
+        CC_REGION, CC_MODE, CC_STATE, CC_SIZE, CC_RANGE, CC_DECODER, CC_MEMDEVS, CC_DAX, _CC_MAX,
+};
+
+static const struct table_column cxl_columns[_CC_MAX] = {
+        [CC_REGION]  = { "REGION",   6, 0,              COL_STRING, "CXL region", "region" },
+        [CC_MODE]    = { "MODE",     4, 0,              COL_STRING, "ram or pmem", "mode" },
+        [CC_STATE]   = { "STATE",    7, 0,              COL_STRING, "uncommitted, no dax device, else its dax device's state", "state" },
+        [CC_SIZE]    = { "SIZE",     5, SCOLS_FL_RIGHT, COL_SIZE,   "size", "size" },
+        [CC_RANGE]   = { "RANGE",   37, 0,              COL_STRING, "physical address range", "range" },
+        [CC_DECODER] = { "DECODER", 10, 0,              COL_STRING, "its root decoder (the memory window)", "decoder" },
+        [CC_MEMDEVS] = { "MEMDEVS",  7, 0,              COL_STRING, "CXL memdevs it interleaves (?: one unknown)", "memdevs" },
+        [CC_DAX]     = { "DAX",      6, 0,              COL_STRING, "dax device on it (+N: and N more)", "dax" },
+};
+static const unsigned cxl_defaults[] = { CC_REGION, CC_MODE, CC_STATE, CC_SIZE, CC_DECODER, CC_MEMDEVS, CC_DAX };
+
 struct table_def {
         const struct table_column *columns;
         size_t n_columns;
@@ -115,6 +132,8 @@ static const struct table_def tables[_STATUS_TABLE_MAX] = {
                                    "Columns of the hotplug device table (-o devices:LIST)" },
         [STATUS_TABLE_DAX]     = { dax_columns, _XC_MAX, dax_defaults, ELEMENTSOF(dax_defaults),
                                    "Columns of the dax device table (-o dax:LIST)" },
+        [STATUS_TABLE_CXL]     = { cxl_columns, _CC_MAX, cxl_defaults, ELEMENTSOF(cxl_defaults),
+                                   "Columns of the CXL region table (-o cxl:LIST)" },
 };
 
 int status_columns_parse(enum status_table t, const char *list, unsigned **ret, size_t *ret_n, const char **ret_bad,
@@ -195,19 +214,24 @@ static char *zones_cell(const struct table_style *s, const struct block_tally *t
         return table_text_cell(s, *zones ? zones : NULL);
 }
 
-/* A dax device's CXL memdevs, "?" standing for those that could not be read. */
-static char *memdevs_cell(const struct table_style *s, const struct pmem_device *d) {
+/* CXL memdevs, "?" standing for those that could not be read. */
+static char *memdev_list_cell(const struct table_style *s, const char *memdevs, bool unknown) {
         _cleanup_free_ char *list = NULL;
 
-        if (!d || !d->cxl_region)
-                return table_text_cell(s, NULL);
-        if (!d->cxl_memdevs_unknown)
-                return table_text_cell(s, d->cxl_memdevs);
-        if (asprintf(&list, "%s%s?", d->cxl_memdevs ?: "", d->cxl_memdevs ? "," : "") < 0) {
+        if (!unknown)
+                return table_text_cell(s, memdevs);
+        if (asprintf(&list, "%s%s?", memdevs ?: "", memdevs ? "," : "") < 0) {
                 list = NULL;
                 return NULL;
         }
         return table_text_cell(s, list);
+}
+
+/* A dax device's CXL memdevs. */
+static char *memdevs_cell(const struct table_style *s, const struct pmem_device *d) {
+        if (!d || !d->cxl_region)
+                return table_text_cell(s, NULL);
+        return memdev_list_cell(s, d->cxl_memdevs, d->cxl_memdevs_unknown);
 }
 
 static char *device_row_cell(const void *row, unsigned col) {
@@ -257,6 +281,43 @@ static char *dax_row_cell(const void *row, unsigned col) {
         case XC_DECODER:   return table_text_cell(s, d->cxl_decoder);
         case XC_MEMDEVS:   return memdevs_cell(s, d);
         default:           return NULL;
+        }
+}
+
+static char *cxl_state_cell(const struct cxl_region *c, const struct status_dax *dax) {
+        if (c->committed == 0)
+                return strdup("uncommitted");
+        if (!dax)
+                return strdup("no dax device");
+        return strdup(status_dax_state(dax->dev, &dax->tally));
+}
+
+static char *cxl_row_cell(const void *row, unsigned col) {
+        const struct row *r = row;
+        const struct table_style *s = &r->v->style;
+        const struct cxl_region *c = r->item;
+        const struct status_dax *dax;
+        size_t n_dax;
+
+        dax = status_region_dax(r->v->m, c->name, &n_dax);
+        switch (col) {
+        case CC_REGION:  return table_text_cell(s, c->name);
+        case CC_MODE:    return table_text_cell(s, c->mode);
+        case CC_STATE:   return cxl_state_cell(c, dax);
+        case CC_SIZE:    return table_size_cell(s, c->size);
+        case CC_RANGE:
+                if (c->resource == UINT64_MAX || c->size > UINT64_MAX - c->resource)
+                        return strdup("");
+                return range_cell(c->resource, c->resource + c->size);
+        case CC_DECODER: return table_text_cell(s, c->decoder);
+        case CC_MEMDEVS: return memdev_list_cell(s, c->memdevs, c->memdevs_unknown);
+        case CC_DAX:
+                if (!dax)
+                        return table_text_cell(s, NULL);
+                if (n_dax == 1)
+                        return table_text_cell(s, dax->dev->name);
+                return table_printf_cell("%s+%zu", dax->dev->name, n_dax - 1);
+        default:         return NULL;
         }
 }
 
@@ -315,6 +376,14 @@ static int add_rows(const struct status_view *v, enum status_table t, struct lib
                                 return -ENOMEM;
                 }
                 break;
+        case STATUS_TABLE_CXL:
+                for (size_t i = 0; i < m->cxl.n; i++, rows++) {
+                        struct row row = { v, &m->cxl.regions[i], NULL };
+
+                        if (!table_add_row(tb, ids, n, cxl_row_cell, &row))
+                                return -ENOMEM;
+                }
+                break;
         default:
                 return -EINVAL;
         }
@@ -359,6 +428,7 @@ int status_table_error(const struct status_machine *m, enum status_table t) {
         switch (t) {
         case STATUS_TABLE_DEVICES: return m->devices_error;
         case STATUS_TABLE_DAX:     return m->dax_error;
+        case STATUS_TABLE_CXL:     return m->cxl_error;
         default:                   return 0;
         }
 }

@@ -16,6 +16,7 @@ static const char *const table_titles[_STATUS_TABLE_MAX] = {
         [STATUS_TABLE_NODES] = "Memory blocks per node",
         [STATUS_TABLE_DEVICES] = "Hotplug devices",
         [STATUS_TABLE_DAX] = "dax devices",
+        [STATUS_TABLE_CXL] = "CXL regions",
 };
 
 static void print_escaped(FILE *out, const struct table_style *st, const char *text) {
@@ -108,6 +109,9 @@ static int print_table(FILE *out, const struct status_view *v, enum status_table
                 print_totals(out, &v->style, v->m);
         if (t == STATUS_TABLE_DAX)
                 print_dax_unreadable(out, &v->style, &v->m->dax);
+        if (t == STATUS_TABLE_CXL && v->m->cxl.n_unreadable > 0)
+                fprintf(out, "%zu CXL region%s could not be read (%s)\n", v->m->cxl.n_unreadable,
+                        v->m->cxl.n_unreadable == 1 ? "" : "s", strerror(-v->m->cxl.unreadable_error));
         return 0;
 }
 

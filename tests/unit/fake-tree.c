@@ -431,6 +431,8 @@ char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r) {
         fake_write(root, rel, "%zu\n", r->n_memdevs);
         snprintf(rel, sizeof(rel), "%s/devtype", region_dir);
         fake_write(root, rel, "cxl_region\n");
+        snprintf(rel, sizeof(rel), "%s/commit", region_dir);
+        fake_write(root, rel, "%d\n", r->uncommitted ? 0 : 1);
         for (size_t i = 0; i < r->n_memdevs; i++) {
                 snprintf(rel, sizeof(rel), "%s/target%zu", region_dir, i);
                 fake_write(root, rel, "decoder%d.%d\n", r->memdevs[i] + 2, r->region);
@@ -439,6 +441,8 @@ char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r) {
         snprintf(rel, sizeof(rel), "bus/cxl/devices/region%d", r->region);
         snprintf(target, sizeof(target), "../../../%s", region_dir);
         fake_symlink(root, rel, target);
+        if (r->no_dax)
+                return NULL;
 
         if (asprintf(&dev_dir, "%s/dax_region%d/dax%d.0", region_dir, r->region, r->region) < 0)
                 abort();

@@ -100,8 +100,10 @@ struct fake_cxl_region {
         const int *memdevs;             /* memM of each interleave position */
         size_t n_memdevs;
         int memmap_on_memory;           /* the dax device's attribute: 0, 1, or -1 for none (before 6.8) */
+        bool no_dax;                    /* no dax device on it (yet) */
+        bool uncommitted;               /* commit reads 0 */
 };
-/* Returns the dax device directory relative to root (caller frees). */
+/* Returns the dax device directory relative to root (caller frees), NULL with no_dax. */
 char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r);
 
 /* Run jq -c -r with filter over text; its stdout, trailing newlines cut. Aborts if jq fails. Caller frees. */

@@ -88,7 +88,7 @@ done
 offers "short options of status" "-o -J -r -n -b -h" memonlined status -
 
 # status -o [TABLE:]LIST and --tables LIST.
-offers "status -o: node columns and table prefixes" "NODE WRITER-CPUS OFFLINE-SIZE nodes: devices: dax:" \
+offers "status -o: node columns and table prefixes" "NODE WRITER-CPUS OFFLINE-SIZE nodes: devices: dax: cxl:" \
         memonlined status -o ""
 expect "status -o: the last item of a list" "NODE,CPUS NODE,CPULESS" memonlined status -o NODE,CP
 expect "status -o: +LIST" "+OFFLINE +OFFLINE-SIZE" memonlined status --output = +OFF
@@ -101,7 +101,7 @@ expect "status -o TABLE:, split" \
 expect "status --tables" "nodes,dax nodes,devices" memonlined status --tables = nodes,d
 # Every column "status --help" lists, per table.
 help=$("$MEMONLINED" status --help 2>&1)
-for table in nodes devices dax; do
+for table in nodes devices dax cxl; do
         want=$(awk -v t="(-o $table:LIST" 'index($0, t) { on = 1; next } /^$/ { on = 0 } on { print $1 }' <<<"$help" |
                 sort | tr '\n' ' ')
         got=$(complete_words memonlined status -o "$table:" | sed "s/^$table://" | sort | tr '\n' ' ')

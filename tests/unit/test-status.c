@@ -496,6 +496,56 @@ static void test_cxl(void **state) {
         fake_tree_free(root);
 }
 
+/*
+ * Every CXL region, also one with no dax device yet and one not committed;
+ * a region link that leaves the kernel's layout is counted, not listed,
+ * and makes the output partial.
+ */
+static void test_cxl_regions(void **state) {
+        static const int mem3[] = { 3 }, mem4[] = { 4 };
+        struct fake_cxl_region r2 = { .region = 2, .root_decoder = 0, .start = 0x24d0000000ULL, .size = 256 * MIB,
+                                      .target_node = 3, .memdevs = mem3, .n_memdevs = 1, .memmap_on_memory = -1,
+                                      .no_dax = true };
+        struct fake_cxl_region r3 = { .region = 3, .root_decoder = 1, .start = 0x24e0000000ULL, .size = 256 * MIB,
+                                      .target_node = 3, .memdevs = mem4, .n_memdevs = 1, .memmap_on_memory = -1,
+                                      .no_dax = true, .uncommitted = true };
+        _cleanup_free_ char *out = NULL, *row = NULL;
+        char *root = cxl_machine();
+
+        (void) state;
+        assert_null(fake_add_cxl_region(root, &r2));
+        assert_null(fake_add_cxl_region(root, &r3));
+        assert_int_equal(STATUS(root, &out, "-J"), 0);
+        assert_jq(out, ".cxl[] | [.region, .mode, .state, .size, .decoder, .memdevs, .dax] | @csv",
+                  "\"region0\",\"ram\",\"online\",\"512M\",\"decoder0.0\",\"mem0\",\"dax0.0\"\n"
+                  "\"region1\",\"ram\",\"partial\",\"512M\",\"decoder0.0\",\"mem1,mem2\",\"dax1.0\"\n"
+                  "\"region2\",\"ram\",\"no dax device\",\"256M\",\"decoder0.0\",\"mem3\",\n"
+                  "\"region3\",\"ram\",\"uncommitted\",\"256M\",\"decoder0.1\",\"mem4\",");
+        assert_jq(out, "[.cxl[] | .range] | .[2]", "0x00000024d0000000-0x00000024dfffffff");
+        assert_jq(out, "has(\"errors\")", "false");
+        free(out);
+
+        /* text: titled, one row per region */
+        assert_int_equal(STATUS(root, &out, "--no-color", "--tables", "cxl"), 0);
+        assert_non_null(strstr(out, "CXL regions:\nREGION "));
+        row = line_with(out, "region2 ");
+        assert_non_null(row);
+        assert_non_null(strstr(row, "no dax device"));
+        free(out);
+
+        /* hostile: a region link out of the layout, named as another region */
+        fake_write(root, "devices/platform/elsewhere/region7/size", "0x10000000\n");
+        fake_symlink(root, "bus/cxl/devices/region7", "../../../devices/platform/elsewhere/region7");
+        fake_symlink(root, "bus/cxl/devices/region8", "../../../devices/platform/ACPI0017:00/root0/decoder0.0/region2");
+        assert_int_equal(STATUS(root, &out, "-J", "--tables", "cxl"), STATUS_EXIT_PARTIAL);
+        assert_jq(out, "[.cxl[] | .region] | join(\",\")", "region0,region1,region2,region3");
+        assert_jq(out, ".errors.cxl_unreadable != null", "true");
+        free(out);
+        assert_int_equal(STATUS(root, &out, "--no-color", "--tables", "cxl"), STATUS_EXIT_PARTIAL);
+        assert_non_null(strstr(out, "2 CXL regions could not be read"));
+        fake_tree_free(root);
+}
+
 /* ---- the running batch ------------------------------------------------------------- */
 
 static void test_batch_parse(void **state) {
@@ -828,6 +878,7 @@ int main(void) {
                 cmocka_unit_test(test_wrap_lists),
                 cmocka_unit_test(test_devices),
                 cmocka_unit_test(test_cxl),
+                cmocka_unit_test(test_cxl_regions),
                 cmocka_unit_test(test_batch_parse),
                 cmocka_unit_test(test_batch),
                 cmocka_unit_test(test_options),

@@ -1011,6 +1011,12 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         dax, node = lines[0].split()
         return dax, int(node), [b for b in lines[1:] if b]
 
+    def status_cxl(self):
+        """memonlined status's CXL region table, by region."""
+        r = self.sh("memonlined status --json --tables cxl", check=False)
+        check(r.rc == 0, "memonlined status --tables cxl exited %d: %s" % (r.rc, (r.err or r.out).strip()[:300]))
+        return {x["region"]: x for x in json.loads(r.out)["cxl"]}
+
     def create_cxl_region(self, memdev):
         cursor = self.cursor()
         self.mark()
@@ -1031,6 +1037,10 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         self.assert_blocks(st, new, node, "Movable")
         self.assert_journal(st, cursor, {node: len(new)}, "Movable", device=dax)
         self.assert_none_offline()
+        row = self.status_cxl().get(region)
+        want = ("ram", "online", dax, memdev)
+        check(row is not None and (row["mode"], row["state"], row["dax"], row["memdevs"]) == want,
+              "memonlined status shows %s as %s" % (region, row))
         self.cxl_regions[memdev] = (region, dax, node, new, boot_nodes)
         return region, dax, node, new
 
@@ -1084,6 +1094,7 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
                        "cd /sys/devices/system/memory && ls -d %s 2>/dev/null" % (region, dax, " ".join(blocks)),
                        check=False).out.split()
         check(not left, "still there after destroy-region: %s" % left[:6])
+        check(region not in self.status_cxl(), "memonlined status still lists %s" % region)
         self.assert_daemon_steady(cursor)
         self.assert_none_offline()
         self.destroyed = memdev

@@ -161,6 +161,30 @@ for d in /sys/devices/system/memory/memory[0-9]*; do
 done | sort | uniq -c
 """
 
+# Per ACPI memory device (DIMM): its blocks by zone, "offline" for those not online, as "N device zone" lines.
+DEVICE_ZONES = r"""
+shopt -s nullglob
+for a in /sys/bus/acpi/devices/PNP0C80:*; do
+    for l in $a/physical_node*; do
+        b=$(readlink $l); d=/sys/devices/system/memory/${b##*/}
+        read -r s < $d/state || continue
+        if [ "$s" = online ]; then read -r z < $d/valid_zones; else z=offline; fi
+        echo "${a##*/} $z"
+    done
+done | sort | uniq -c
+"""
+
+
+def device_zones(vm):
+    """{device: {zone: blocks}} of the hot-added DIMMs: the layout, whole or split."""
+    out = vm.sh(DEVICE_ZONES, timeout=300).out
+    layout = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            layout.setdefault(parts[1], {})[parts[2]] = int(parts[0])
+    return layout
+
 
 def auto_online_append(want, boot_auto):
     """The command line addition that gives auto_online_blocks WANT ('online',
@@ -481,6 +505,7 @@ def run_dimm(args, name, blocks, rep):
             if lr.rc != 0:
                 res["loop_error"] = (lr.err or lr.out)[-300:]
         res["zones"] = new_zones(vm, last)
+        res["device_zones"] = device_zones(vm)
         res["ok"] = bool(got >= blocks and res["offline_left"] == 0 and res["new_blocks"] == blocks
                          and "e2e_s" in res)
         if not res["ok"]:

@@ -70,6 +70,8 @@ DIMM_CONTENDERS = {
     "memonlined-w2-c2": (None, "[daemon]\nworkers = 2\nmax_concurrent_writes = 2\n", None),
     "memonlined-w2-c4": (None, "[daemon]\nworkers = 2\nmax_concurrent_writes = 4\n", None),
     "memonlined-kernel-events": (None, "[daemon]\nevent_source = kernel\n", None),
+    # Diagnostic: into ZONE_MOVABLE like serial-loop (guard off), to compare the kernel's cost of the write orders.
+    "memonlined-movable": (None, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n", None),
     "udev-rule": ("offline", None, "udev"),
     "kernel-auto-online": ("online", None, None),
     "serial-loop": ("offline", None, "serial"),
@@ -85,7 +87,8 @@ CXL_CONTENDERS = {
     "cxl+memonlined": (None, ""),
     "cxl+kernel-auto-online": ("online", None),
 }
-ALL = list(DIMM_CONTENDERS) + list(NVDIMM_CONTENDERS) + list(CXL_CONTENDERS)
+DIMM_DIAG = ("memonlined-movable",)   # run only when named
+ALL = [c for c in DIMM_CONTENDERS if c not in DIMM_DIAG] + list(NVDIMM_CONTENDERS) + list(CXL_CONTENDERS)
 AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
 # Where memonlined keeps the value it took over (6.12).
 AUTO_ONLINE_SAVED = "/run/memonlined/auto_online_blocks"

@@ -705,8 +705,8 @@ def main():
         % (a.kernel, a.kver, a.boot_auto, "yes" if a.cxl else "no"))
     contenders = [c for c in a.contenders.split(",") if c]
     for c in contenders:
-        if c not in ALL and c not in NVDIMM_DIAG:
-            ap.error("unknown contender %s (known: %s)" % (c, ", ".join(ALL + list(NVDIMM_DIAG))))
+        if c not in ALL and c not in NVDIMM_DIAG and c not in DIMM_DIAG:
+            ap.error("unknown contender %s (known: %s)" % (c, ", ".join(ALL + list(NVDIMM_DIAG) + list(DIMM_DIAG))))
     big = set(a.big_contenders.split(","))
     sizes = [int(s) for s in a.sizes.split(",") if s]
     nv_sizes = [int(s) for s in a.nvdimm_sizes.split(",") if s]

@@ -99,45 +99,125 @@ static int opendir_optional(const char *sysfs_root, const char *rel, char **ret_
         return 0;
 }
 
-/* The memory block ids an ACPI memory device's physical_node* links name: their span. */
-static int acpi_device_span(const char *dev_dir, uint64_t *ret_first, uint64_t *ret_last) {
-        _cleanup_closedir_ DIR *d = NULL;
-        uint64_t first = UINT64_MAX, last = 0;
+void acpi_span_cache_clear(struct acpi_span_cache *c) {
+        for (size_t i = 0; i < c->n; i++)
+                free(c->spans[i].name);
+        free(c->spans);
+        *c = (struct acpi_span_cache) {};
+}
+
+static struct acpi_span *acpi_span_find(struct acpi_span_cache *c, const char *name) {
+        for (size_t i = 0; c && i < c->n; i++)
+                if (streq(c->spans[i].name, name))
+                        return &c->spans[i];
+        return NULL;
+}
+
+/* Remember a device's span; a failure only costs the next scan a full read. */
+static void acpi_span_remember(struct acpi_span_cache *c, const char *name, const struct acpi_span *span) {
+        struct acpi_span *e = acpi_span_find(c, name);
+        char *copy;
+
+        if (!c)
+                return;
+        if (!e) {
+                copy = strdup(name);
+                if (!copy || GROW(c->spans, c->allocated, c->n + 1) < 0) {
+                        free(copy);
+                        return;
+                }
+                e = &c->spans[c->n++];
+                e->name = copy;
+        }
+        e->n_links = span->n_links;
+        e->first_link_block = span->first_link_block;
+        e->first = span->first;
+        e->last = span->last;
+}
+
+/* The memory block a physical_node link names: 0, or -errno when it names none. */
+static int link_block(int dfd, const char *link, uint64_t *ret) {
+        char target[PATH_MAX];
+        const char *base;
+        ssize_t n;
+
+        n = readlinkat(dfd, link, target, sizeof(target) - 1);
+        if (n < 0)
+                return -errno;  /* unbound again, or not a link: not a block of it */
+        target[n] = 0;
+        base = strrchr(target, '/');
+        /* a physical node that is no memory block is none of ours */
+        return block_id_from_name(base ? base + 1 : target, ret) < 0 ? -EINVAL : 0;
+}
+
+/* Read every physical_node* link of the device: the span of the blocks they name, and how many. */
+static int acpi_links_read(DIR *d, struct acpi_span *ret) {
+        struct acpi_span span = { .first = UINT64_MAX, .first_link_block = UINT64_MAX };
         struct dirent *de;
-        int dfd;
+        uint64_t id;
+
+        rewinddir(d);
+        while ((errno = 0, de = readdir(d))) {
+                if (!startswith(de->d_name, "physical_node"))
+                        continue;
+                span.n_links++;
+                if (link_block(dirfd(d), de->d_name, &id) < 0)
+                        continue;
+                if (streq(de->d_name, "physical_node"))
+                        span.first_link_block = id;
+                span.first = MIN(span.first, id);
+                span.last = MAX(span.last, id);
+        }
+        if (errno != 0)
+                return -errno;
+        if (span.first == UINT64_MAX)
+                return -ENOENT;
+        *ret = span;
+        return 0;
+}
+
+/*
+ * The memory block ids an ACPI memory device's physical_node* links name:
+ * their span. From the cache when the links are as many as before and the
+ * first still names the same block; then one readdir and one readlink.
+ */
+static int acpi_device_span(const char *dev_dir, const char *name, struct acpi_span_cache *cache,
+                            uint64_t *ret_first, uint64_t *ret_last) {
+        _cleanup_closedir_ DIR *d = NULL;
+        const struct acpi_span *known = acpi_span_find(cache, name);
+        struct acpi_span span = {};
+        struct dirent *de;
+        size_t n_links = 0;
+        uint64_t first_link_block;
+        int r;
 
         d = opendir(dev_dir);
         if (!d)
                 return -errno;
-        dfd = dirfd(d);
-        while ((errno = 0, de = readdir(d))) {
-                char target[PATH_MAX];
-                const char *base;
-                uint64_t id;
-                ssize_t n;
-
-                if (!startswith(de->d_name, "physical_node"))
-                        continue;
-                n = readlinkat(dfd, de->d_name, target, sizeof(target) - 1);
-                if (n < 0)
-                        continue;       /* unbound again, or not a link: not a block of it */
-                target[n] = 0;
-                base = strrchr(target, '/');
-                if (block_id_from_name(base ? base + 1 : target, &id) < 0)
-                        continue;       /* a physical node that is no memory block */
-                first = MIN(first, id);
-                last = MAX(last, id);
+        if (known) {
+                while ((errno = 0, de = readdir(d)))
+                        if (startswith(de->d_name, "physical_node"))
+                                n_links++;
+                if (errno != 0)
+                        return -errno;
+                if (n_links == known->n_links && link_block(dirfd(d), "physical_node", &first_link_block) >= 0 &&
+                    first_link_block == known->first_link_block) {
+                        *ret_first = known->first;
+                        *ret_last = known->last;
+                        return 0;
+                }
         }
-        if (errno != 0)
-                return -errno;
-        if (first == UINT64_MAX)
-                return -ENOENT;
-        *ret_first = first;
-        *ret_last = last;
+        r = acpi_links_read(d, &span);
+        if (r < 0)
+                return r;
+        acpi_span_remember(cache, name, &span);
+        *ret_first = span.first;
+        *ret_last = span.last;
         return 0;
 }
 
-int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct memdev_set *s) {
+int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct acpi_span_cache *cache,
+                     struct memdev_set *s) {
         _cleanup_free_ char *path = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
@@ -150,14 +230,14 @@ int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct memdev_
                 return r;
         while ((errno = 0, de = readdir(d))) {
                 _cleanup_free_ char *dev_dir = NULL;
-                uint64_t first, last;
+                uint64_t first = 0, last = 0;
 
                 /* ACPI0012 is the NVDIMM root, not memory of its own; PNP0C80 is a memory device. */
                 if (!startswith(de->d_name, "PNP0C80:"))
                         continue;
                 if (asprintf(&dev_dir, "%s/%s", path, de->d_name) < 0)
                         return -ENOMEM;
-                r = acpi_device_span(dev_dir, &first, &last);
+                r = acpi_device_span(dev_dir, de->d_name, cache, &first, &last);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
@@ -413,14 +493,14 @@ static int add_driver_managed(const char *sysfs_root, const struct topology *t, 
 }
 
 int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
-                struct memdev_set *ret, struct ram_ranges *ret_fw) {
+                struct acpi_span_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
         _cleanup_free_ char *iomem = NULL;
         uint64_t start, end;
         int r;
 
-        r = memdev_scan_acpi(sysfs_root, t->block_size, &s);
+        r = memdev_scan_acpi(sysfs_root, t->block_size, cache, &s);
         if (r >= 0)
                 r = memdev_iomem_path(sysfs_root, &iomem);
         if (r >= 0)

@@ -50,8 +50,29 @@ int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name
 /* Sort by start and check that no spans overlap: call once after the adds. -EEXIST on overlap. */
 int memdev_set_seal(struct memdev_set *s);
 
-/* ACPI memory devices from sysfs, added to s. Devices with no blocks are left out. */
-int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct memdev_set *s);
+/*
+ * What memdev_scan_acpi() learned of each ACPI memory device, so that a
+ * later scan need not read every physical_node link again (one per block:
+ * 256 for a 32 GiB DIMM, every batch) while the device's links are as
+ * they were: as many, and its first one leads to the same block. A DIMM's
+ * links come and go all together (bind, unbind), and a slot refilled
+ * elsewhere has another first block.
+ */
+struct acpi_span {
+        char *name;
+        size_t n_links;
+        uint64_t first_link_block;
+        uint64_t first, last;           /* the block ids its links name */
+};
+struct acpi_span_cache {
+        struct acpi_span *spans;
+        size_t n, allocated;
+};
+void acpi_span_cache_clear(struct acpi_span_cache *c);
+
+/* ACPI memory devices from sysfs, added to s. Devices with no blocks are left out. cache may be NULL. */
+int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct acpi_span_cache *cache,
+                     struct memdev_set *s);
 
 /* virtio-mem regions from an iomem file, added to s. A missing iomem file adds nothing. */
 int memdev_scan_virtio_mem(const char *sysfs_root, const char *iomem_path, struct memdev_set *s);
@@ -92,7 +113,7 @@ struct pmem_devices;
  * iomem; without its addresses, the runs of t's blocks outside the
  * firmware's RAM that no other device holds), and the dax devices of devs
  * onlined through kmem; and the firmware's RAM ranges. Replaces *ret and
- * *ret_fw on success.
+ * *ret_fw on success. cache (may be NULL) carries the ACPI spans over.
  */
 int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
-                struct memdev_set *ret, struct ram_ranges *ret_fw);
+                struct acpi_span_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw);

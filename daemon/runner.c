@@ -50,6 +50,7 @@ void runner_done(struct runner *c) {
         free(c->deferred);
         c->deferred = NULL;
         c->n_deferred = 0;
+        acpi_span_cache_clear(&c->acpi_spans);
 }
 
 bool runner_has_carried_over(const struct runner *c) {
@@ -376,6 +377,7 @@ enum pass_phase {
         PHASE_BLOCKS,
         PHASE_NODES,
         PHASE_DAX,
+        PHASE_DEVICES,
         PHASE_PLAN,
         _PHASE_MAX,
 };
@@ -404,7 +406,7 @@ static void log_phases(struct runner *c, const struct pass_clock *clock, const s
         const uint64_t *steps = res->first_steps_usec;
         static const char *const names[_PHASE_MAX] = {
                 [PHASE_TOPOLOGY] = "topology", [PHASE_BLOCKS] = "blocks", [PHASE_NODES] = "node links",
-                [PHASE_DAX] = "dax", [PHASE_PLAN] = "plan",
+                [PHASE_DAX] = "dax", [PHASE_DEVICES] = "devices", [PHASE_PLAN] = "plan",
         };
         char buf[256];
         size_t len = 0;
@@ -647,7 +649,7 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
         int r;
 
-        r = memdev_load(c->sysfs_root, t, devs, &s, &fw);
+        r = memdev_load(c->sysfs_root, t, devs, &c->acpi_spans, &s, &fw);
         if (r < 0) {
                 report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "memory devices unknown: %m");
                 return;
@@ -905,8 +907,9 @@ int runner_process(struct runner *c, struct job *j) {
         pass_mark(&clock, PHASE_NODES);
         r = scanned ? 0 : pmem_scan(c->sysfs_root, &devs);
         attribute_blocks(c, &devs, r, t->block_size, &set);
-        load_devices(c, t, &devs, &set);
         pass_mark(&clock, PHASE_DAX);
+        load_devices(c, t, &devs, &set);
+        pass_mark(&clock, PHASE_DEVICES);
         if (c->dry_run) {
                 r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
                 if (r < 0)

@@ -35,6 +35,7 @@ struct runner {
         uint64_t *deferred;             /* blocks of a node not known yet, for the next job */
         size_t n_deferred;
         bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
+        struct acpi_span_cache acpi_spans; /* DIMM spans, kept between jobs while their links stay */
 };
 
 /* Drop what the runner keeps between jobs. */

@@ -185,7 +185,7 @@ static int read_devices(struct status_machine *m, const struct topology *t) {
         _cleanup_free_ struct bitmask **nodes = NULL;
         int r;
 
-        r = memdev_load(t->sysfs_root, t, &m->dax, &set, &fw);
+        r = memdev_load(t->sysfs_root, t, &m->dax, NULL, &set, &fw);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

@@ -118,7 +118,7 @@ new_tree
 MEMONLINED_LOG_LEVEL=debug "$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once \
         --log-target console >/dev/null 2>"$T/err"
 check "MEMONLINED_LOG_LEVEL=debug shows where a batch's preparation went" \
-        grep -q 'blocks prepared (µs): topology [0-9]*, blocks [0-9]*, node links [0-9]*, dax [0-9]*, plan [0-9]*, to the first write [0-9]* (thread [0-9]*, first open [0-9]*, pin [0-9]*, write slot [0-9]*)' "$T/err"
+        grep -q 'blocks prepared (µs): topology [0-9]*, blocks [0-9]*, node links [0-9]*, dax [0-9]*, devices [0-9]*, plan [0-9]*, to the first write [0-9]* (thread [0-9]*, first open [0-9]*, pin [0-9]*, write slot [0-9]*)' "$T/err"
 new_tree
 "$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console >/dev/null 2>"$T/err"
 check "no debug lines by default" test "$(grep -c 'blocks prepared' "$T/err")" -eq 0

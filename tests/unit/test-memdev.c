@@ -40,7 +40,7 @@ static void test_acpi(void **state) {
         /* A physical node that is not a memory block is not counted. */
         fake_symlink(root, "bus/acpi/devices/PNP0C80:01/physical_node9", "../../../../devices/platform/foo");
 
-        assert_int_equal(memdev_scan_acpi(root, BS, &s), 0);
+        assert_int_equal(memdev_scan_acpi(root, BS, NULL, &s), 0);
         assert_int_equal(memdev_set_seal(&s), 0);
         assert_int_equal(s.n, 2);
         d = memdev_find(&s, 35 * BS, BS);
@@ -59,6 +59,72 @@ static void test_acpi(void **state) {
         assert_string_equal(memdev_kind_to_string(MEMDEV_VIRTIO_MEM), "virtio-mem");
         assert_string_equal(memdev_kind_to_string(_MEMDEV_KIND_MAX), "unknown");
         memdev_set_clear(&s);
+}
+
+/* The span of PNP0C80:00 in a fresh set read with cache. */
+static void acpi_span_of(const char *root, struct acpi_span_cache *cache, uint64_t *ret_start, uint64_t *ret_end) {
+        struct memdev_set s = {};
+        const struct memdev *d;
+
+        assert_int_equal(memdev_scan_acpi(root, BS, cache, &s), 0);
+        assert_int_equal(memdev_set_seal(&s), 0);
+        assert_int_equal(s.n, 1);
+        d = &s.devs[0];
+        assert_string_equal(d->name, "PNP0C80:00");
+        *ret_start = d->start;
+        *ret_end = d->end;
+        memdev_set_clear(&s);
+}
+
+/*
+ * Each batch asks for the DIMMs again: a DIMM whose links are as many as
+ * before, the first naming the same block, keeps its span without one
+ * readlink per block; a change in either reads them all again.
+ */
+static void test_acpi_span_cache(void **state) {
+        const char *root = *state;
+        struct acpi_span_cache cache = {};
+        uint64_t start, end;
+
+        fake_add_acpi_dimm(root, "PNP0C80:00", 32, 8);
+        acpi_span_of(root, &cache, &start, &end);
+        assert_int_equal(start, 32 * BS);
+        assert_int_equal(end, 40 * BS);
+        assert_int_equal(cache.n, 1);
+        assert_int_equal(cache.spans[0].n_links, 8);
+        assert_int_equal(cache.spans[0].first_link_block, 32);
+
+        /* The cache answers: a later link bent elsewhere is not read (the kernel never does that). */
+        fake_unlink(root, "bus/acpi/devices/PNP0C80:00/physical_node7");
+        fake_symlink(root, "bus/acpi/devices/PNP0C80:00/physical_node7", "../../../../devices/system/memory/memory60");
+        acpi_span_of(root, &cache, &start, &end);
+        assert_int_equal(end, 40 * BS);
+        /* Without it, every link is read. */
+        acpi_span_of(root, NULL, &start, &end);
+        assert_int_equal(end, 61 * BS);
+
+        /* One more link (a DIMM still binding): read again. */
+        fake_add_acpi_dimm(root, "PNP0C80:00", 32, 9);
+        acpi_span_of(root, &cache, &start, &end);
+        assert_int_equal(start, 32 * BS);
+        assert_int_equal(end, 61 * BS);
+        assert_int_equal(cache.spans[0].n_links, 9);
+
+        /* As many links, but the slot refilled elsewhere: the first link says so. */
+        for (unsigned i = 0; i < 9; i++) {
+                char rel[64];
+
+                snprintf(rel, sizeof(rel), i ? "bus/acpi/devices/PNP0C80:00/physical_node%u" :
+                         "bus/acpi/devices/PNP0C80:00/physical_node", i);
+                fake_unlink(root, rel);
+        }
+        fake_add_acpi_dimm(root, "PNP0C80:00", 80, 9);
+        acpi_span_of(root, &cache, &start, &end);
+        assert_int_equal(start, 80 * BS);
+        assert_int_equal(end, 89 * BS);
+        assert_int_equal(cache.n, 1);
+        acpi_span_cache_clear(&cache);
+        assert_int_equal(cache.n, 0);
 }
 
 static void test_virtio_mem(void **state) {
@@ -175,6 +241,7 @@ static void test_overlap_refused(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_acpi, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_acpi_span_cache, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_virtio_mem, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_iomem_hostile, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_firmware_ram, setup, teardown),

@@ -83,22 +83,6 @@ const struct memdev *memdev_find(const struct memdev_set *s, uint64_t start, uin
         return start + size <= s->devs[i - 1].end ? &s->devs[i - 1] : NULL;
 }
 
-/* <root>/<rel> listed, or *ret NULL when it does not exist: what this kernel lacks, nothing to read. */
-static int opendir_optional(const char *sysfs_root, const char *rel, char **ret_path, DIR **ret) {
-        _cleanup_free_ char *path = NULL;
-        int r;
-
-        r = sysfs_path(&path, sysfs_root, "%s", rel);
-        if (r < 0)
-                return r;
-        *ret = opendir(path);
-        if (!*ret && errno != ENOENT)
-                return -errno;
-        if (ret_path)
-                *ret_path = TAKE_PTR(path);
-        return 0;
-}
-
 void acpi_span_cache_clear(struct acpi_span_cache *c) {
         for (size_t i = 0; i < c->n; i++)
                 free(c->spans[i].name);
@@ -225,7 +209,7 @@ int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct acpi_sp
 
         if (block_size == 0)
                 return -EINVAL;
-        r = opendir_optional(sysfs_root, "bus/acpi/devices", &path, &d);
+        r = sysfs_opendir_optional(sysfs_root, "bus/acpi/devices", &path, &d);
         if (r < 0 || !d)
                 return r;
         while ((errno = 0, de = readdir(d))) {
@@ -362,7 +346,7 @@ int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret) {
         struct dirent *de;
         int r;
 
-        r = opendir_optional(sysfs_root, "firmware/memmap", NULL, &d);
+        r = sysfs_opendir_optional(sysfs_root, "firmware/memmap", NULL, &d);
         if (r < 0 || !d)
                 return r;
         while ((errno = 0, de = readdir(d))) {
@@ -408,7 +392,7 @@ int memdev_virtio_mem_name(const char *sysfs_root, char **ret) {
         size_t n = 0;
         int r;
 
-        r = opendir_optional(sysfs_root, "bus/virtio/drivers/virtio_mem", NULL, &d);
+        r = sysfs_opendir_optional(sysfs_root, "bus/virtio/drivers/virtio_mem", NULL, &d);
         if (r < 0)
                 return r;
         if (!d) {

@@ -253,18 +253,14 @@ static int cmp_region(const void *a, const void *b) {
 
 int cxl_regions_scan(const char *sysfs_root, struct cxl_regions *ret) {
         _cleanup_(cxl_regions_clear) struct cxl_regions set = {};
-        _cleanup_free_ char *path = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         size_t allocated = 0;
         struct dirent *de;
         int r;
 
-        r = sysfs_path(&path, sysfs_root, "bus/cxl/devices");
+        r = sysfs_opendir_optional(sysfs_root, "bus/cxl/devices", NULL, &d);
         if (r < 0)
                 return r;
-        d = opendir(path);
-        if (!d && errno != ENOENT)
-                return -errno;
         while (d && (errno = 0, de = readdir(d))) {
                 struct cxl_region reg;
 

@@ -293,17 +293,13 @@ static int cmp_device(const void *a, const void *b) {
 
 int pmem_scan(const char *sysfs_root, struct pmem_devices *ret) {
         _cleanup_(pmem_devices_clearp) struct pmem_devices set = {};
-        _cleanup_free_ char *path = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         int r;
 
-        r = sysfs_path(&path, sysfs_root, "bus/dax/devices");
+        r = sysfs_opendir_optional(sysfs_root, "bus/dax/devices", NULL, &d);
         if (r < 0)
                 return r;
-        d = opendir(path);
-        if (!d && errno != ENOENT)
-                return -errno;
         while (d && (errno = 0, de = readdir(d))) {
                 struct pmem_device dev;
 

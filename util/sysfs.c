@@ -295,3 +295,18 @@ int sysfs_proc_path(const char *root, const char *name, char **ret) {
         *ret = p;
         return 0;
 }
+
+int sysfs_opendir_optional(const char *root, const char *rel, char **ret_path, DIR **ret) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = sysfs_path(&path, root, "%s", rel);
+        if (r < 0)
+                return r;
+        *ret = opendir(path);
+        if (!*ret && errno != ENOENT)
+                return -errno;
+        if (ret_path)
+                *ret_path = TAKE_PTR(path);
+        return 0;
+}

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <dirent.h>
 
 /*
  * Every sysfs access goes through a root directory (default "/sys"), so
@@ -53,6 +54,13 @@ int sysfs_write_fd(int fd, const char *value);
  * directory cannot be read.
  */
 int sysfs_list_ids(const char *root, const char *rel, const char *prefix, uint64_t **ret_ids, size_t *ret_n);
+
+/*
+ * <root>/<rel> opened for listing, or *ret NULL when it does not exist
+ * (what this kernel lacks: nothing to read). ret_path (may be NULL) gets
+ * the full path. -errno for any other failure.
+ */
+int sysfs_opendir_optional(const char *root, const char *rel, char **ret_path, DIR **ret);
 
 /* Read the whole file at an absolute path (small files only). */
 int read_full_file(const char *path, char **ret_value, size_t *ret_size);

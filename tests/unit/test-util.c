@@ -422,6 +422,25 @@ static void test_sysfs_write_readonly(void **state) {
         fake_tree_free(root);
 }
 
+/* A directory this kernel lacks lists as nothing; one that is there opens; a file in the way is an error. */
+static void test_sysfs_opendir_optional(void **state) {
+        char *root = fake_tree_new();
+        _cleanup_free_ char *path = NULL;
+        DIR *d = (DIR *) 0x1;
+
+        (void) state;
+        assert_int_equal(sysfs_opendir_optional(root, "bus/cxl/devices", NULL, &d), 0);
+        assert_null(d);
+        fake_mkdir(root, "bus/cxl/devices");
+        assert_int_equal(sysfs_opendir_optional(root, "bus/cxl/devices", &path, &d), 0);
+        assert_non_null(d);
+        assert_non_null(strstr(path, "/bus/cxl/devices"));
+        closedir(d);
+        fake_write(root, "bus/dax", "not a directory\n");
+        assert_int_equal(sysfs_opendir_optional(root, "bus/dax/devices", NULL, &d), -ENOTDIR);
+        fake_tree_free(root);
+}
+
 static void test_sysfs_list_ids(void **state) {
         char *root = fake_tree_new();
         _cleanup_free_ uint64_t *ids = NULL;
@@ -689,6 +708,7 @@ int main(void) {
                 cmocka_unit_test(test_sysfs_errors),
                 cmocka_unit_test(test_sysfs_write_readonly),
                 cmocka_unit_test(test_sysfs_list_ids),
+                cmocka_unit_test(test_sysfs_opendir_optional),
                 cmocka_unit_test(test_ret_gather),
                 cmocka_unit_test(test_argv_named),
         };

@@ -78,6 +78,17 @@ static int find_region(const char *rel_dev, char **ret_rel_region, char **ret_re
         return 0;
 }
 
+/* Where bus/cxl/devices/NAME really is, relative to the root (pmem_resolve_in_root()). */
+static int cxl_bus_device(const char *root, const char *name, char **ret_rel) {
+        _cleanup_free_ char *link = NULL;
+
+        if (asprintf(&link, "bus/cxl/devices/%s", name) < 0) {
+                link = NULL;
+                return -ENOMEM;
+        }
+        return pmem_resolve_in_root(root, link, ret_rel);
+}
+
 /*
  * The memdev behind one endpoint decoder: bus/cxl/devices/decoderE.F
  * leads to .../endpointE/decoderE.F, whose endpointE/uport leads to
@@ -85,18 +96,14 @@ static int find_region(const char *rel_dev, char **ret_rel_region, char **ret_re
  * leaves the pattern or the root.
  */
 static int endpoint_memdev(const char *root, const char *decoder, char **ret) {
-        _cleanup_free_ char *link = NULL, *rel_decoder = NULL, *rel_port = NULL, *uport = NULL, *rel_mem = NULL;
+        _cleanup_free_ char *rel_decoder = NULL, *rel_port = NULL, *uport = NULL, *rel_mem = NULL;
         const char *base, *port_name, *mem_name;
         unsigned e, f, port_id;
         int r;
 
         if (pmem_name_pair(decoder, "decoder", &e, &f) < 0)
                 return -EINVAL;
-        if (asprintf(&link, "bus/cxl/devices/%s", decoder) < 0) {
-                link = NULL;
-                return -ENOMEM;
-        }
-        r = pmem_resolve_in_root(root, link, &rel_decoder);
+        r = cxl_bus_device(root, decoder, &rel_decoder);
         if (r < 0)
                 return r;
         r = split_last(rel_decoder, &rel_port, &base);
@@ -198,15 +205,10 @@ void cxl_regions_clear(struct cxl_regions *set) {
  */
 static int read_region(const char *root, const char *name, struct cxl_region *ret) {
         _cleanup_(cxl_region_done) struct cxl_region reg = {};
-        _cleanup_free_ char *link = NULL, *rel = NULL, *below = NULL, *rel_region = NULL;
-        _cleanup_free_ char *commit = NULL;
+        _cleanup_free_ char *rel = NULL, *below = NULL, *rel_region = NULL, *commit = NULL;
         int r;
 
-        if (asprintf(&link, "bus/cxl/devices/%s", name) < 0) {
-                link = NULL;
-                return -ENOMEM;
-        }
-        r = pmem_resolve_in_root(root, link, &rel);
+        r = cxl_bus_device(root, name, &rel);
         if (r < 0)
                 return r;
         if (asprintf(&below, "%s/-", rel) < 0) {

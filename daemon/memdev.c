@@ -161,9 +161,35 @@ static int acpi_links_read(DIR *d, struct acpi_span *ret) {
 }
 
 /*
+ * The span from a device's first and last links alone. The kernel binds a
+ * DIMM's blocks in ascending order (acpi_bind_memory_blocks() walks them
+ * so), each to the lowest free physical_node index: link 0 names the
+ * lowest block and link n-1 the highest. Taken only when the n links fit
+ * the span exactly, so a device bound otherwise is read link by link.
+ */
+static int acpi_link_ends(DIR *d, size_t n_links, struct acpi_span *ret) {
+        uint64_t first, last;
+        char name[48];
+
+        if (n_links == 0 || link_block(dirfd(d), "physical_node", &first) < 0)
+                return -ENOENT;
+        last = first;
+        if (n_links > 1) {
+                snprintf(name, sizeof(name), "physical_node%zu", n_links - 1);
+                if (link_block(dirfd(d), name, &last) < 0)
+                        return -ENOENT;
+        }
+        if (last < first || last - first != n_links - 1)
+                return -ERANGE;
+        *ret = (struct acpi_span) { .n_links = n_links, .first_link_block = first, .first = first, .last = last };
+        return 0;
+}
+
+/*
  * The memory block ids an ACPI memory device's physical_node* links name:
  * their span. From the cache when the links are as many as before and the
- * first still names the same block; then one readdir and one readlink.
+ * first still names the same block; else from the first and last links
+ * when they account for all of them; else from every link.
  */
 static int acpi_device_span(const char *dev_dir, const char *name, struct acpi_span_cache *cache,
                             uint64_t *ret_first, uint64_t *ret_last) {
@@ -178,20 +204,20 @@ static int acpi_device_span(const char *dev_dir, const char *name, struct acpi_s
         d = opendir(dev_dir);
         if (!d)
                 return -errno;
-        if (known) {
-                while ((errno = 0, de = readdir(d)))
-                        if (startswith(de->d_name, "physical_node"))
-                                n_links++;
-                if (errno != 0)
-                        return -errno;
-                if (n_links == known->n_links && link_block(dirfd(d), "physical_node", &first_link_block) >= 0 &&
-                    first_link_block == known->first_link_block) {
-                        *ret_first = known->first;
-                        *ret_last = known->last;
-                        return 0;
-                }
+        while ((errno = 0, de = readdir(d)))
+                if (startswith(de->d_name, "physical_node"))
+                        n_links++;
+        if (errno != 0)
+                return -errno;
+        if (known && n_links == known->n_links && link_block(dirfd(d), "physical_node", &first_link_block) >= 0 &&
+            first_link_block == known->first_link_block) {
+                *ret_first = known->first;
+                *ret_last = known->last;
+                return 0;
         }
-        r = acpi_links_read(d, &span);
+        r = acpi_link_ends(d, n_links, &span);
+        if (r < 0)
+                r = acpi_links_read(d, &span);
         if (r < 0)
                 return r;
         acpi_span_remember(cache, name, &span);

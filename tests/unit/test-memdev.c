@@ -76,6 +76,17 @@ static void acpi_span_of(const char *root, struct acpi_span_cache *cache, uint64
         memdev_set_clear(&s);
 }
 
+/* Point PNP0C80:00's physical_node link INDEX at DEVICE (beneath devices/). */
+static void relink(const char *root, unsigned index, const char *device) {
+        char rel[64], target[96];
+
+        snprintf(rel, sizeof(rel), index ? "bus/acpi/devices/PNP0C80:00/physical_node%u" :
+                 "bus/acpi/devices/PNP0C80:00/physical_node", index);
+        snprintf(target, sizeof(target), "../../../../devices/%s", device);
+        fake_unlink(root, rel);
+        fake_symlink(root, rel, target);
+}
+
 /*
  * Each batch asks for the DIMMs again: a DIMM whose links are as many as
  * before, the first naming the same block, keeps its span without one
@@ -95,19 +106,19 @@ static void test_acpi_span_cache(void **state) {
         assert_int_equal(cache.spans[0].first_link_block, 32);
 
         /* The cache answers: a later link bent elsewhere is not read (the kernel never does that). */
-        fake_unlink(root, "bus/acpi/devices/PNP0C80:00/physical_node7");
-        fake_symlink(root, "bus/acpi/devices/PNP0C80:00/physical_node7", "../../../../devices/system/memory/memory60");
+        relink(root, 7, "system/memory/memory60");
         acpi_span_of(root, &cache, &start, &end);
         assert_int_equal(end, 40 * BS);
-        /* Without it, every link is read. */
+        /* Without it, the last link does not fit the count, so every link is read. */
         acpi_span_of(root, NULL, &start, &end);
         assert_int_equal(end, 61 * BS);
+        relink(root, 7, "system/memory/memory39");
 
         /* One more link (a DIMM still binding): read again. */
         fake_add_acpi_dimm(root, "PNP0C80:00", 32, 9);
         acpi_span_of(root, &cache, &start, &end);
         assert_int_equal(start, 32 * BS);
-        assert_int_equal(end, 61 * BS);
+        assert_int_equal(end, 41 * BS);
         assert_int_equal(cache.spans[0].n_links, 9);
 
         /* As many links, but the slot refilled elsewhere: the first link says so. */
@@ -125,6 +136,44 @@ static void test_acpi_span_cache(void **state) {
         assert_int_equal(cache.n, 1);
         acpi_span_cache_clear(&cache);
         assert_int_equal(cache.n, 0);
+}
+
+/*
+ * The kernel binds a DIMM's blocks in ascending order, each to the lowest
+ * free link index: the first and last links give the span when the count
+ * fits it. Links bound in another order are read one by one.
+ */
+static void test_acpi_link_ends(void **state) {
+        const char *root = *state;
+        uint64_t start, end;
+
+        fake_add_acpi_dimm(root, "PNP0C80:00", 32, 8);
+        /* A middle link is not read when the ends account for all eight. */
+        relink(root, 3, "system/memory/memory90");
+        acpi_span_of(root, NULL, &start, &end);
+        assert_int_equal(start, 32 * BS);
+        assert_int_equal(end, 40 * BS);
+
+        /* Bound highest first: the ends are reversed, so every link is read. */
+        relink(root, 3, "system/memory/memory35");
+        relink(root, 0, "system/memory/memory39");
+        relink(root, 7, "system/memory/memory32");
+        acpi_span_of(root, NULL, &start, &end);
+        assert_int_equal(start, 32 * BS);
+        assert_int_equal(end, 40 * BS);
+
+        /* A hole: two ranges with a gap, the count short of the ends' distance. */
+        relink(root, 0, "system/memory/memory32");
+        relink(root, 7, "system/memory/memory48");
+        acpi_span_of(root, NULL, &start, &end);
+        assert_int_equal(start, 32 * BS);
+        assert_int_equal(end, 49 * BS);
+
+        /* The last link names no memory block: read one by one, and it is not counted in the span. */
+        relink(root, 7, "platform/foo");
+        acpi_span_of(root, NULL, &start, &end);
+        assert_int_equal(start, 32 * BS);
+        assert_int_equal(end, 39 * BS);
 }
 
 static void test_virtio_mem(void **state) {
@@ -242,6 +291,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_acpi, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_acpi_span_cache, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_acpi_link_ends, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_virtio_mem, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_iomem_hostile, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_firmware_ram, setup, teardown),

@@ -371,8 +371,10 @@ static int on_progress(sd_event_source *s, uint64_t usec, void *userdata) {
         struct job_progress_view v;
         char status[160];
 
-        if (!c->runner_busy)
-                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        if (!c->runner_busy) {
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                return 0;
+        }
         job_progress_read(&c->progress, now_usec(), &v);
         if (job_progress_format(&v, status, sizeof(status)) > 0) {
                 sd_notifyf(false, "STATUS=%s", status);
@@ -698,6 +700,7 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
 static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         struct loop *c = userdata;
         uint64_t now = now_usec(), beat = atomic_load(&c->progress.beat);
+        int r;
 
         if (!c->runner_busy || beat != c->last_beat || c->adds_seen != c->adds_at_last_beat) {
                 c->last_beat = beat;
@@ -715,7 +718,11 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
                            (unsigned long long) ((now - c->last_alive_usec) / USEC_PER_SEC),
                            (unsigned long long) atomic_load(&c->progress.block));
         }
-        return sd_event_source_set_time(s, now + c->watchdog_usec / 2);
+        r = sd_event_source_set_time(s, now + c->watchdog_usec / 2);
+        if (r < 0)
+                /* Then the pings stop and systemd restarts us: safe, but say why. */
+                report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot rearm the watchdog timer: %m");
+        return 0;
 }
 
 static int feed_receive_monitor(void *userdata, struct monitor_event *ret) {

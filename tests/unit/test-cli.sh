@@ -95,6 +95,16 @@ out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-t
 check "second --once finds nothing to do and exits 0" test $? -eq 0
 check "second --once writes no batch record" test "$(grep -c 'MESSAGE_ID=6a1c' <<<"$out")" -eq 0
 
+# --- a tree with no memory directory: an error, not "0 blocks" ----------------
+mkdir -p "$T/nomem/devices/system/node"
+for mode in --once --dry-run; do
+        "$MEMONLINED" --sysfs-root "$T/nomem" --config "$T/good.conf" $mode >"$T/out" 2>"$T/err"
+        rc=$?
+        check "$mode without devices/system/memory exits 1" test $rc -eq 1
+        check "$mode without devices/system/memory says why" grep -q 'block_size_bytes does not exist: this kernel has no memory hotplug' "$T/err"
+        check "$mode without devices/system/memory prints no plan" test ! -s "$T/out"
+done
+
 # --- fail safe: a node rule cannot be checked for a block of unknown node ----
 sed -e 's/^\[range .*\]$/[node 2]/' "$T/good.conf" > "$T/node-rule.conf"
 new_tree

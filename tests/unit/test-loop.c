@@ -463,16 +463,26 @@ static void notify_setup(struct fixture *f) {
         setenv("WATCHDOG_PID", env, 1);
 }
 
-/* WATCHDOG=1 messages since the last call. */
+/* STATUS= progress datagrams seen so far, and the first of them. */
+static unsigned progress_updates;
+static char progress_first[256];
+
+/* WATCHDOG=1 messages since the last call; counts the progress updates on the way. */
 static unsigned drain_pings(struct fixture *f) {
         char buf[4096];
         unsigned n = 0;
         ssize_t len;
 
         while ((len = recv(f->notify_fd, buf, sizeof(buf) - 1, 0)) > 0) {
+                const char *status;
+
                 buf[len] = 0;
                 if (strstr(buf, "WATCHDOG=1"))
                         n++;
+                status = strstr(buf, "STATUS=onlining");
+                if (status && progress_updates++ == 0)
+                        snprintf(progress_first, sizeof(progress_first), "%.*s", (int) strcspn(status, "\n"),
+                                 status);
         }
         return n;
 }
@@ -529,13 +539,25 @@ static void watchdog_drain(struct fixture *f) {
 
 static void test_watchdog_starves_when_stuck(void **state) {
         struct fixture *f = *state;
+        uint64_t t0 = now_usec(), elapsed;
 
         f->kernel.stuck_block = 32;
         notify_setup(f);
+        progress_updates = 0;
         start_with(f, CONF_MOVABLE, 0, 0);
         /* 300 ms watchdog, pinged every 150 ms while alive; stuck from the first write. */
         at(f, 700, watchdog_drain);
         assert_int_equal(loop_run(f->loop), 0);
+        (void) drain_pings(f);
+        elapsed = now_usec() - t0;
+        /*
+         * The batch ran for over a second: systemd heard how far it was, at
+         * most twice a second (PROGRESS_INTERVAL_USEC). The bound leaves room
+         * for a loaded machine; the timer only ever fires less often.
+         */
+        assert_true(progress_updates >= 1);
+        assert_true(progress_updates <= elapsed * 2 / USEC_PER_SEC + 2);
+        assert_string_equal(progress_first, "STATUS=onlining node 1: 0/4 blocks, 0.0/0.5 GiB, 0.00 GiB/s");
         assert_true(was_stuck);
         assert_int_equal(pings_stuck, 0);
         assert_true(err_has(f, "no progress for"));

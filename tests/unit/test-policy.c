@@ -126,6 +126,37 @@ static void test_shipped_conf(void **state) {
         assert_defaults(p);
 }
 
+/*
+ * Its header promises every key commented out, at its default: a live line
+ * would be a conffile change on upgrade. Only [section] headers are live.
+ */
+static void test_shipped_no_live_keys(void **state) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        const char *top = getenv("top_srcdir");
+        unsigned lineno = 0, headers = 0;
+        size_t len = 0;
+        FILE *f;
+
+        (void) state;
+        if (!top)
+                skip();         /* only the harness knows where the sources are */
+        assert_true(asprintf(&path, "%s/conf/memonlined.conf", top) > 0);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        while (getline(&line, &len, f) > 0) {
+                const char *s = line + strspn(line, " \t");
+
+                lineno++;
+                if (strchr("#;\n", *s))
+                        continue;
+                if (*s != '[' || !strchr(s, ']'))
+                        fail_msg("%s:%u: a live line that is not a [section] header: %s", path, lineno, s);
+                headers++;
+        }
+        fclose(f);
+        assert_true(headers > 0);
+}
+
 /* The shipped file with its commented keys and sections enabled. */
 static char *shipped_uncommented(void) {
         _cleanup_free_ char *path = NULL;
@@ -922,6 +953,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_shipped_conf),
+                cmocka_unit_test(test_shipped_no_live_keys),
                 cmocka_unit_test_setup_teardown(test_shipped_defaults, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_shipped_examples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_full_file, setup, teardown),

@@ -1,0 +1,39 @@
+#!/bin/bash
+# The documentation keeps up with the code: every MESSAGE_ID that
+# daemon/report.h defines is explained in the journal catalog and listed in
+# memonlined(8), and every MEMONLINE_* field the daemon's sources name is
+# documented in memonlined(8) and README.md (whose record table abbreviates
+# MEMONLINE_X to _X). Under distcheck the tree is the unpacked tarball.
+# Prints TAP.
+set -u
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+CATALOG=$top_srcdir/catalog/memonlined.catalog
+MAN=$top_srcdir/man/memonlined.8.in
+README=$top_srcdir/README.md
+
+n=0; failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+
+ids=$(sed -nE 's/^#define (MESSAGE_ID_[A-Z_]+) +"([0-9a-f]{32})".*/\1=\2/p' "$top_srcdir/daemon/report.h")
+fields=$(cat "$top_srcdir"/daemon/*.c | grep -oE 'MEMONLINE_[A-Z0-9_]*[A-Z0-9]' | sort -u)
+
+desc="daemon/report.h defines MESSAGE_IDs"; check test -n "$ids"
+desc="daemon/*.c names MEMONLINE_* fields"; check test -n "$fields"
+
+for pair in $ids; do
+        name=${pair%%=*} id=${pair#*=}
+        desc="$name ($id) is in the catalog"; check grep -q "^-- $id\$" "$CATALOG"
+        desc="$name ($id) is in memonlined(8)"; check grep -qw "$id" "$MAN"
+done
+
+for f in $fields; do
+        desc="$f is in memonlined(8)"; check grep -qE "(^|[^A-Z0-9_])$f([^A-Z0-9_]|\$)" "$MAN"
+        # README's table writes MEMONLINE_A, _B, _C.
+        desc="$f is in README.md"
+        check grep -qE "(^|[^A-Z0-9_])(MEMONLINE)?_${f#MEMONLINE_}([^A-Z0-9_]|\$)" "$README"
+done
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -81,7 +81,9 @@ exec perl -e '
             syscall(101, 0x4207, $tid + 0, 0, 0) == 0 or die "PTRACE_INTERRUPT $tid: $!\n";
             $| = 1;
             print "froze writer $tid\n";
-            sleep 1 while -e "/proc/$tid";
+            # Reap it when it dies (waitpid __WALL|WNOHANG): a traced thread
+            # stays a zombie for its tracer, and keeps its process alive.
+            while (-e "/proc/$tid") { waitpid($tid, 0x40000001); sleep 1; }
             exit 0;
         }
         closedir $d;

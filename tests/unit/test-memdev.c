@@ -61,8 +61,8 @@ static void test_acpi(void **state) {
         memdev_set_clear(&s);
 }
 
-/* The span of PNP0C80:00 in a fresh set read with cache. */
-static void acpi_span_of(const char *root, struct acpi_span_cache *cache, uint64_t *ret_start, uint64_t *ret_end) {
+/* PNP0C80:00, read with cache into a fresh set, spans blocks first to end (exclusive). */
+static void assert_acpi_span(const char *root, struct acpi_span_cache *cache, uint64_t first, uint64_t end) {
         struct memdev_set s = {};
         const struct memdev *d;
 
@@ -71,8 +71,8 @@ static void acpi_span_of(const char *root, struct acpi_span_cache *cache, uint64
         assert_int_equal(s.n, 1);
         d = &s.devs[0];
         assert_string_equal(d->name, "PNP0C80:00");
-        *ret_start = d->start;
-        *ret_end = d->end;
+        assert_int_equal(d->start, first * BS);
+        assert_int_equal(d->end, end * BS);
         memdev_set_clear(&s);
 }
 
@@ -95,30 +95,22 @@ static void relink(const char *root, unsigned index, const char *device) {
 static void test_acpi_span_cache(void **state) {
         const char *root = *state;
         struct acpi_span_cache cache = {};
-        uint64_t start, end;
-
         fake_add_acpi_dimm(root, "PNP0C80:00", 32, 8);
-        acpi_span_of(root, &cache, &start, &end);
-        assert_int_equal(start, 32 * BS);
-        assert_int_equal(end, 40 * BS);
+        assert_acpi_span(root, &cache, 32, 40);
         assert_int_equal(cache.n, 1);
         assert_int_equal(cache.spans[0].n_links, 8);
         assert_int_equal(cache.spans[0].first_link_block, 32);
 
         /* The cache answers: a later link bent elsewhere is not read (the kernel never does that). */
         relink(root, 7, "system/memory/memory60");
-        acpi_span_of(root, &cache, &start, &end);
-        assert_int_equal(end, 40 * BS);
+        assert_acpi_span(root, &cache, 32, 40);
         /* Without it, the last link does not fit the count, so every link is read. */
-        acpi_span_of(root, NULL, &start, &end);
-        assert_int_equal(end, 61 * BS);
+        assert_acpi_span(root, NULL, 32, 61);
         relink(root, 7, "system/memory/memory39");
 
         /* One more link (a DIMM still binding): read again. */
         fake_add_acpi_dimm(root, "PNP0C80:00", 32, 9);
-        acpi_span_of(root, &cache, &start, &end);
-        assert_int_equal(start, 32 * BS);
-        assert_int_equal(end, 41 * BS);
+        assert_acpi_span(root, &cache, 32, 41);
         assert_int_equal(cache.spans[0].n_links, 9);
 
         /* As many links, but the slot refilled elsewhere: the first link says so. */
@@ -130,9 +122,7 @@ static void test_acpi_span_cache(void **state) {
                 fake_unlink(root, rel);
         }
         fake_add_acpi_dimm(root, "PNP0C80:00", 80, 9);
-        acpi_span_of(root, &cache, &start, &end);
-        assert_int_equal(start, 80 * BS);
-        assert_int_equal(end, 89 * BS);
+        assert_acpi_span(root, &cache, 80, 89);
         assert_int_equal(cache.n, 1);
         acpi_span_cache_clear(&cache);
         assert_int_equal(cache.n, 0);
@@ -145,35 +135,25 @@ static void test_acpi_span_cache(void **state) {
  */
 static void test_acpi_link_ends(void **state) {
         const char *root = *state;
-        uint64_t start, end;
-
         fake_add_acpi_dimm(root, "PNP0C80:00", 32, 8);
         /* A middle link is not read when the ends account for all eight. */
         relink(root, 3, "system/memory/memory90");
-        acpi_span_of(root, NULL, &start, &end);
-        assert_int_equal(start, 32 * BS);
-        assert_int_equal(end, 40 * BS);
+        assert_acpi_span(root, NULL, 32, 40);
 
         /* Bound highest first: the ends are reversed, so every link is read. */
         relink(root, 3, "system/memory/memory35");
         relink(root, 0, "system/memory/memory39");
         relink(root, 7, "system/memory/memory32");
-        acpi_span_of(root, NULL, &start, &end);
-        assert_int_equal(start, 32 * BS);
-        assert_int_equal(end, 40 * BS);
+        assert_acpi_span(root, NULL, 32, 40);
 
         /* A hole: two ranges with a gap, the count short of the ends' distance. */
         relink(root, 0, "system/memory/memory32");
         relink(root, 7, "system/memory/memory48");
-        acpi_span_of(root, NULL, &start, &end);
-        assert_int_equal(start, 32 * BS);
-        assert_int_equal(end, 49 * BS);
+        assert_acpi_span(root, NULL, 32, 49);
 
         /* The last link names no memory block: read one by one, and it is not counted in the span. */
         relink(root, 7, "platform/foo");
-        acpi_span_of(root, NULL, &start, &end);
-        assert_int_equal(start, 32 * BS);
-        assert_int_equal(end, 39 * BS);
+        assert_acpi_span(root, NULL, 32, 39);
 }
 
 static void test_virtio_mem(void **state) {

@@ -108,17 +108,42 @@ static void test_defaults(void **state) {
         assert_defaults(p);
 }
 
+/* conf/memonlined.conf in the sources; NULL outside the harness, which alone knows where they are. */
+static char *shipped_path(void) {
+        const char *top = getenv("top_srcdir");
+        char *path = NULL;
+
+        if (!top)
+                return NULL;
+        assert_true(asprintf(&path, "%s/conf/memonlined.conf", top) > 0);
+        return path;
+}
+
+/* The shipped file's text, or NULL as shipped_path(). */
+static char *shipped_text(void) {
+        _cleanup_free_ char *path = shipped_path();
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (!path)
+                return NULL;
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_int_equal(getdelim(&text, &len, '\0', f) > 0, 1);
+        fclose(f);
+        return text;
+}
+
 static void test_shipped_conf(void **state) {
         _cleanup_policy_ struct policy *p = NULL;
-        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ char *path = shipped_path();
         struct policy_error err = {};
-        const char *top = getenv("top_srcdir");
         int r;
 
         (void) state;
-        if (!top)
-                skip();         /* only the harness knows where the sources are */
-        assert_true(asprintf(&path, "%s/conf/memonlined.conf", top) > 0);
+        if (!path)
+                skip();
         r = policy_load(path, &p, &err);
         if (r < 0)
                 fail_msg("%s:%u: %s", err.file, err.line, err.reason);
@@ -131,47 +156,37 @@ static void test_shipped_conf(void **state) {
  * would be a conffile change on upgrade. Only [section] headers are live.
  */
 static void test_shipped_no_live_keys(void **state) {
-        _cleanup_free_ char *path = NULL, *line = NULL;
-        const char *top = getenv("top_srcdir");
+        _cleanup_free_ char *text = shipped_text();
         unsigned lineno = 0, headers = 0;
-        size_t len = 0;
-        FILE *f;
 
         (void) state;
-        if (!top)
-                skip();         /* only the harness knows where the sources are */
-        assert_true(asprintf(&path, "%s/conf/memonlined.conf", top) > 0);
-        f = fopen(path, "re");
-        assert_non_null(f);
-        while (getline(&line, &len, f) > 0) {
+        if (!text) {
+                skip();
+                return;
+        }
+        for (char *line = text, *next; *line; line = next) {
                 const char *s = line + strspn(line, " \t");
 
+                next = line + strcspn(line, "\n");
+                if (*next)
+                        *next++ = '\0';
                 lineno++;
-                if (strchr("#;\n", *s))
+                if (!*s || *s == '#' || *s == ';')
                         continue;
                 if (*s != '[' || !strchr(s, ']'))
-                        fail_msg("%s:%u: a live line that is not a [section] header: %s", path, lineno, s);
+                        fail_msg("conf/memonlined.conf:%u: a live line that is not a [section] header: %s",
+                                 lineno, s);
                 headers++;
         }
-        fclose(f);
         assert_true(headers > 0);
 }
 
 /* The shipped file with its commented keys and sections enabled. */
 static char *shipped_uncommented(void) {
-        _cleanup_free_ char *path = NULL;
-        const char *top = getenv("top_srcdir");
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f;
+        char *text = shipped_text();
 
-        if (!top)
+        if (!text)
                 return NULL;
-        assert_true(asprintf(&path, "%s/conf/memonlined.conf", top) > 0);
-        f = fopen(path, "re");
-        assert_non_null(f);
-        assert_int_equal(getdelim(&text, &len, '\0', f) > 0, 1);
-        fclose(f);
         /* "#[node 2]" -> " [node 2]", "#zone = ..." -> " zone = ...", prose stays a comment. */
         for (char *s = text; (s = strstr(s, "\n#")); s++)
                 if (s[2] == '[' || (s[2] >= 'a' && s[2] <= 'z'))
@@ -186,7 +201,7 @@ static void test_shipped_defaults(void **state) {
         char *rules;
 
         if (!text)
-                skip();         /* only the harness knows where the sources are */
+                skip();
         rules = strstr(text, "\n# ---- Rules");
         assert_non_null(rules);
         rules[1] = '\0';

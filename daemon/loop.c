@@ -48,6 +48,7 @@ struct loop {
         sd_event_source *watchdog_source, *stop_source, *progress_source;
         unsigned retry_rounds;          /* consecutive passes that left work undone */
         struct monitor *monitor;
+        enum event_source monitor_source_kind;  /* what monitor listens to */
         struct event_feed feed;
         struct batcher batcher;
         /* Online events since the last job, and whether blocks went offline or away. */
@@ -595,6 +596,41 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
+static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/*
+ * A reload that names another event source: listen there from now on. The
+ * reload's rescan covers whatever arrived while the sockets changed. If the
+ * new one cannot be opened, the old one stays.
+ */
+static void apply_event_source(struct loop *c) {
+        enum event_source want = c->policy->event_source;
+        struct monitor *m = NULL;
+        sd_event_source *s = NULL;
+        int r;
+
+        if (!c->monitor || want == c->monitor_source_kind)
+                return;         /* a test feed, or no change */
+        r = monitor_open(want, true, &m);
+        if (r >= 0)
+                r = sd_event_add_io(c->event, &s, monitor_fd(m), EPOLLIN, on_monitor, c);
+        if (r < 0) {
+                monitor_free(m);
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r,
+                                 "cannot listen for %s events: %m; still listening for %s events",
+                                 event_source_to_string(want), event_source_to_string(c->monitor_source_kind));
+                return;
+        }
+        sd_event_source_disable_unref(c->monitor_source);
+        monitor_free(c->monitor);
+        c->monitor_source = s;
+        c->monitor = m;
+        c->monitor_source_kind = want;
+        c->feed.fd = monitor_fd(m);
+        c->feed.userdata = m;
+        report_log(c->reporter, LOG_INFO, NULL, "listening for %s events", event_source_to_string(want));
+}
+
 static int reload(struct loop *c) {
         struct policy *p = NULL;
         int r;
@@ -611,6 +647,7 @@ static int reload(struct loop *c) {
                 batcher_set_window(&c->batcher, p->settle_ms, p->max_wait_ms);
                 report_log(c->reporter, LOG_INFO, NULL, "reloaded %s", c->policy->path ? c->policy->path : "defaults");
                 apply_auto_online_policy(c);
+                apply_event_source(c);
                 /* Blocks the old policy skipped may be wanted now. */
                 request_rescan(c, "reload");
                 maybe_start_job(c);
@@ -801,6 +838,8 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .runner_busy = c->runner_busy,
                 /* The runner's state is its thread's while it runs. */
                 .held = !c->runner_busy && runner_has_carried_over(&c->runner_ctx),
+                .listening = c->monitor,
+                .event_source = c->monitor_source_kind,
         };
 }
 
@@ -814,11 +853,14 @@ static int open_feed(struct loop *c) {
         if (r < 0)
                 return report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot listen for %s events: %m",
                                         event_source_to_string(c->policy->event_source));
+        c->monitor_source_kind = c->policy->event_source;
         c->feed = (struct event_feed) {
                 .fd = monitor_fd(c->monitor),
                 .receive = feed_receive_monitor,
                 .userdata = c->monitor,
         };
+        report_log(c->reporter, LOG_INFO, NULL, "listening for %s events",
+                   event_source_to_string(c->monitor_source_kind));
         return 0;
 }
 

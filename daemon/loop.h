@@ -68,5 +68,7 @@ struct loop_stats {
         uint64_t blocks, bytes, failed, batches;
         bool runner_busy;
         bool held;                      /* blocks wait offline for a next batch (known while idle) */
+        bool listening;                 /* on a udev or kernel socket, not a test's feed */
+        enum event_source event_source; /* which, when listening */
 };
 void loop_get_stats(const struct loop *l, struct loop_stats *ret);

@@ -85,6 +85,7 @@ NVDIMM_DIAG = ("daxctl-no-online+settle+memonlined",)
 # name: (auto_online_blocks it needs, memonlined.conf or None = memonlined masked)
 CXL_CONTENDERS = {
     "cxl+memonlined": (None, ""),
+    "cxl+memonlined-kernel-events": (None, "[daemon]\nevent_source = kernel\n"),
     "cxl+kernel-auto-online": ("online", None),
 }
 DIMM_DIAG = ("memonlined-movable",)   # run only when named

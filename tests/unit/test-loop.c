@@ -47,6 +47,7 @@ struct fixture {
         FILE *out_f, *err_f;
         int feed_pipe[2];
         struct event_feed feed;
+        bool feed_given;                /* false: the loop opens a real udev monitor */
         struct fake_kernel kernel;
         struct online_ops ops;
         struct loop *loop;
@@ -143,6 +144,7 @@ static int setup(void **state) {
         f->ops = (struct online_ops) { .write_state = kernel_write, .read_state = kernel_read,
                                        .userdata = &f->kernel };
         f->notify_fd = -1;
+        f->feed_given = true;
         *state = f;
         return 0;
 }
@@ -180,7 +182,7 @@ static void new_loop(struct fixture *f, uint64_t stop_timeout_usec) {
                 .config_explicit = true,
                 .sysfs_root = f->root,
                 .reporter = &f->rep,
-                .feed = &f->feed,
+                .feed = f->feed_given ? &f->feed : NULL,
                 .ops = &f->ops,
                 .stop_timeout_usec = stop_timeout_usec,
         };
@@ -303,6 +305,42 @@ static void test_reload_broken_keeps_policy(void **state) {
         assert_int_equal(loop_run(f->loop), 0);
         assert_true(err_has(f, "memonlined.conf:4: "));
         assert_true(err_has(f, "keeping the previous policy"));
+        assert_true(has_state(f, 40, "online_movable"));
+}
+
+/*
+ * A reload that names another event source listens there from then on: the
+ * socket is opened at start, so this once needed a restart and said nothing.
+ */
+static void reload_to_kernel_events(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        assert_true(st.listening);
+        assert_int_equal(st.event_source, EVENT_SOURCE_UDEV);
+        write_conf(f, "[daemon]\nsettle_ms = 5\nevent_source = kernel\n[zones]\ndefault = online_movable\n"
+                   "movable_ratio = 0\n");
+        assert_int_equal(loop_reload(f->loop), 0);
+        loop_get_stats(f->loop, &st);
+        assert_int_equal(st.event_source, EVENT_SOURCE_KERNEL);
+        /* The reload's rescan finds the block whose event the switch could have missed. */
+        fake_add_block(f->root, 40, 1, "offline", "Movable Normal");
+        assert_int_equal(loop_reload(f->loop), 0);
+        at(f, 100, stop_when_idle);
+}
+
+static void test_reload_switches_event_source(void **state) {
+        struct fixture *f = *state;
+
+        fake_add_blocks(f->root, 32, 4, 1, "offline", "Movable Normal");
+        write_conf(f, CONF_MOVABLE);
+        f->feed_given = false;          /* a real udev monitor */
+        new_loop(f, 0);
+        assert_int_equal(loop_start(f->loop), 0);
+        at(f, 20, reload_to_kernel_events);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(err_has(f, "listening for udev events"));
+        assert_true(err_has(f, "listening for kernel events"));
         assert_true(has_state(f, 40, "online_movable"));
 }
 
@@ -677,6 +715,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_broken_keeps_policy, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_reload_switches_event_source, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_corpus_keeps_policy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_thread_start_failure, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_watchdog_starves_when_stuck, setup, teardown),

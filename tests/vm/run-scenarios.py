@@ -1108,6 +1108,39 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         self.create_cxl_region(memdev)
         self.assert_daemon_steady(cursor)
 
+    def uevent_groups(self):
+        """Multicast groups of memonlined's uevent sockets: 1 is the kernel's, 2 udev's."""
+        script = r"""
+pid=$(systemctl show -p MainPID --value memonlined)
+inodes=$(for fd in /proc/$pid/fd/*; do readlink "$fd"; done | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p')
+awk -v want=" $(echo $inodes) " 'NR > 1 && $2 == 15 && index(want, " " $NF " ") { print $4 }' /proc/net/netlink
+"""
+        r = self.vm.guest_exec(["/bin/bash", "-c", script], timeout=60)
+        check(r.rc == 0, "cannot read memonlined's netlink sockets: %s" % r.err.strip())
+        return sorted(int(g, 16) for g in r.out.split())
+
+    def s_cxl_kernel_events(self):
+        """event_source = kernel, applied by a reload: memonlined swaps its
+        udev socket for the kernel's, onlines a new region from raw uevents,
+        and goes back to udev on the next reload."""
+        check(self.uevent_groups() == [2], "memonlined listens on groups %s, not udev's (2)" % self.uevent_groups())
+        self.s_cxl_destroy_region()
+        memdev = self.destroyed
+        cursor = self.cursor()
+        self.vm.write_guest_file(CONF, CONF_MOVABLE + "\n[daemon]\nevent_source = kernel\n")
+        self.sh("memonlined --check-config && systemctl reload memonlined && systemctl is-active memonlined")
+        check(self.uevent_groups() == [1], "after the reload memonlined listens on groups %s, not the kernel's (1)"
+              % self.uevent_groups())
+        said = self.sh("journalctl -q -u memonlined --after-cursor '%s' -o cat --grep 'listening for kernel events'"
+                       % cursor, check=False).out
+        check("listening for kernel events" in said, "no 'listening for kernel events' in the journal")
+        self.create_cxl_region(memdev)
+        self.assert_daemon_steady(cursor)
+        self.vm.write_guest_file(CONF, CONF_MOVABLE)
+        self.sh("systemctl reload memonlined && systemctl is-active memonlined")
+        check(self.uevent_groups() == [2], "back on the shipped source memonlined listens on groups %s"
+              % self.uevent_groups())
+
     # ------------------------------------------------------------------ run
     SCENARIOS = [
         ("auto-online-takeover", "s_takeover"),
@@ -1141,6 +1174,7 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         ("cxl-second-region", "s_cxl_second_region"),
         ("cxl-destroy-region", "s_cxl_destroy_region"),
         ("cxl-region-again", "s_cxl_region_again"),
+        ("cxl-kernel-events", "s_cxl_kernel_events"),
     ]
     CXL_DEVICES = [512 * MiB, 512 * MiB]
     # (boot name, setup method, scenarios, VM options): one VM each, in this order.

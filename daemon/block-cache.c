@@ -472,38 +472,77 @@ static int refresh_block(struct topology *t, uint64_t id, const struct block_nod
         return 0;
 }
 
-int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags) {
-        _cleanup_free_ uint64_t *sorted = NULL;
-        _cleanup_free_ struct block_node *map = NULL;
+/*
+ * Linked blocks the table does not have, taken as new (as an add event's
+ * with TOPO_REFRESH_TRUST_NEW) and listed in *ret_ids, ascending.
+ */
+static int adopt_linked(struct topology *t, const struct block_node *map, size_t n_map, uint64_t **ret_ids,
+                        size_t *ret_n) {
         _cleanup_free_ struct topo_block *add = NULL;
-        size_t n_map = 0, n_add = 0, n_sorted = 0;
+        _cleanup_free_ uint64_t *ids = NULL;
+        size_t n_add = 0, n = 0;
         int r;
 
-        if (!t || (n > 0 && !ids))
+        for (size_t i = 0; i < n_map; i++)
+                n += !topology_block(t, map[i].id);
+        if (n == 0)
+                return 0;
+        add = calloc(n, sizeof(*add));
+        ids = calloc(n, sizeof(*ids));
+        if (!add || !ids)
+                return -ENOMEM;
+        n = 0;
+        for (size_t i = 0; i < n_map; i++) {
+                if (topology_block(t, map[i].id))
+                        continue;
+                r = refresh_block(t, map[i].id, &map[i], TOPO_REFRESH_TRUST_NEW, add, &n_add);
+                if (r < 0)
+                        return r;
+                ids[n++] = map[i].id;
+        }
+        r = merge_blocks(t, add, n_add);
+        if (r < 0)
+                return r;
+        *ret_ids = TAKE_PTR(ids);
+        *ret_n = n;
+        return 0;
+}
+
+int topology_refresh_adopt(struct topology *t, const uint64_t *ids, size_t n, unsigned flags,
+                           uint64_t **ret_adopted, size_t *ret_n_adopted) {
+        _cleanup_free_ uint64_t *sorted = NULL, *adopted = NULL;
+        _cleanup_free_ struct block_node *map = NULL;
+        _cleanup_free_ struct topo_block *add = NULL;
+        size_t n_map = 0, n_add = 0, n_sorted = 0, n_adopted = 0;
+        int r;
+
+        if (!t || (n > 0 && !ids) || !ret_adopted != !ret_n_adopted)
                 return -EINVAL;
         if (t->block_size == 0)
                 return -ESTALE;         /* no memory hotplug when loaded: load it all again */
-        if (n == 0)
-                return 0;
 
-        sorted = malloc(n * sizeof(*sorted));
-        if (!sorted)
-                return -ENOMEM;
+        if (n > 0) {
+                sorted = malloc(n * sizeof(*sorted));
+                if (!sorted)
+                        return -ENOMEM;
+        }
         for (size_t i = 0; i < n; i++) {
                 const struct topo_block *b = topology_block(t, ids[i]);
 
                 if (!((flags & TOPO_REFRESH_SKIP_ONLINE) && b && b->state == BLOCK_STATE_ONLINE))
                         sorted[n_sorted++] = ids[i];
         }
-        if (n_sorted == 0)
+        if (n_sorted == 0 && !ret_adopted)
                 return 0;
         sort_u64(sorted, n_sorted);
         r = load_block_nodes(t, &map, &n_map);
         if (r < 0)
                 return r;
-        add = calloc(n_sorted, sizeof(*add));
-        if (!add)
-                return -ENOMEM;
+        if (n_sorted > 0) {
+                add = calloc(n_sorted, sizeof(*add));
+                if (!add)
+                        return -ENOMEM;
+        }
 
         for (size_t i = 0; i < n_sorted; i++) {
                 if (i > 0 && sorted[i] == sorted[i - 1])
@@ -515,8 +554,24 @@ int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned
         r = merge_blocks(t, add, n_add);
         if (r < 0)
                 return r;
+        if (ret_adopted) {
+                r = adopt_linked(t, map, n_map, &adopted, &n_adopted);
+                if (r < 0)
+                        return r;
+        }
         /* Another agent onlined a CPU-less node's first memory. */
-        return t->stale ? reload_machine(t) : 0;
+        r = t->stale ? reload_machine(t) : 0;
+        if (r < 0)
+                return r;
+        if (ret_adopted) {
+                *ret_adopted = TAKE_PTR(adopted);
+                *ret_n_adopted = n_adopted;
+        }
+        return 0;
+}
+
+int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags) {
+        return topology_refresh_adopt(t, ids, n, flags, NULL, NULL);
 }
 
 int topology_read_links(const struct topology *t, const uint64_t *ids, size_t n, int *ret_nodes) {

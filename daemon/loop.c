@@ -460,6 +460,7 @@ static int take_due_job(struct loop *c, struct job **ret) {
                 if (r < 0)
                         return r;
                 j->trigger = "udev";
+                j->adopt_linked = true;
         } else {
                 j->ids = calloc(1, sizeof(uint64_t));   /* dax only: no blocks */
                 if (!j->ids)

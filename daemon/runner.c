@@ -500,10 +500,14 @@ static void report_fallbacks(struct runner *c, const struct online_result *res) 
                            n);
 }
 
-/* Online the plan's blocks; a main pass may hold each zone's last block for the queued batch. */
+/*
+ * Online the plan's blocks; a main pass may hold each zone's last block for
+ * the queued batch. Not when it adopted blocks: the queued events are most
+ * likely theirs, and the block would wait for them for nothing.
+ */
 static int write_plan(struct runner *c, struct job *j, struct topology *t, const struct plan *plan,
                       struct pass *pass, struct online_result **ret) {
-        bool hold = pass->main && hold_allowed(c, j->policy);
+        bool hold = pass->main && j->adopted == 0 && hold_allowed(c, j->policy);
         struct online_request req = {
                 .sysfs_root = c->sysfs_root,
                 .block_size = t->block_size,
@@ -809,22 +813,49 @@ static bool handle_dax(struct runner *c, struct job *j, struct pmem_devices *ret
         return false;
 }
 
+/* The adopted blocks are not among the job's ids: the refresh took those into the table first. */
+static int append_adopted(struct job *j, const uint64_t *adopted, size_t n) {
+        uint64_t *grown = reallocarray(j->ids, j->n_ids + n, sizeof(*grown));
+
+        if (!grown)
+                return -ENOMEM;
+        memcpy(grown + j->n_ids, adopted, n * sizeof(*grown));
+        j->ids = grown;
+        j->n_ids += n;
+        return 0;
+}
+
 /*
  * The topology for this job: the kept one brought up to date with the
  * job's blocks, or read in full for rescans, after removals, and when it
  * had no memory hotplug. Borrowed: the runner keeps it.
  */
-static int job_topology(struct runner *c, const struct job *j, struct topology **ret,
+static int job_topology(struct runner *c, struct job *j, struct topology **ret,
                         struct topology_error *ret_error) {
         struct topology *t = NULL;
         int r;
 
         if (c->topology && j->ids && !j->reload_topology) {
+                _cleanup_free_ uint64_t *adopted = NULL;
+                size_t n_adopted = 0;
+
                 r = topology_sync_machine(c->topology);
                 if (r >= 0)
-                        r = topology_refresh(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW);
-                if (r >= 0)
                         r = topology_refresh(c->topology, j->touched, j->n_touched, TOPO_REFRESH_SKIP_ONLINE);
+                /* With the blocks the kernel linked whose events are still on the way: one batch, not several. */
+                if (r >= 0 && !j->adopt_linked)
+                        r = topology_refresh(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW);
+                else if (r >= 0)
+                        r = topology_refresh_adopt(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW,
+                                                   &adopted, &n_adopted);
+                if (r >= 0 && n_adopted > 0) {
+                        r = append_adopted(j, adopted, n_adopted);
+                        j->adopted = n_adopted;
+                        if (r >= 0)
+                                report_log(c->reporter, LOG_DEBUG, NULL,
+                                           "%zu blocks linked before their add events arrived: in this batch",
+                                           n_adopted);
+                }
                 if (r >= 0) {
                         *ret = c->topology;
                         return 0;

@@ -51,6 +51,7 @@ struct job {
         uint64_t *touched;              /* blocks with online events since the last job */
         size_t n_touched;
         bool reload_topology;           /* blocks went offline or away: read everything again */
+        bool adopt_linked;              /* add events: also the linked blocks whose events are still coming */
         const char *trigger;
         bool scan_dax;                  /* consider every devdax device, not just dax_devices */
         char **dax_devices;             /* dax devices to consider converting */
@@ -62,6 +63,7 @@ struct job {
         size_t undecided;               /* left offline because a rule could not be checked */
         size_t dax_failed;              /* dax devices that could not be scanned or converted */
         size_t unreadable;              /* blocks whose state could not be read */
+        size_t adopted;                 /* linked blocks taken in before their add events */
         uint64_t bytes, duration_usec;
         int error;
 };

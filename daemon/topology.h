@@ -148,6 +148,17 @@ int topology_sync_machine(struct topology *t);
  */
 int topology_refresh(struct topology *t, const uint64_t *ids, size_t n, unsigned flags);
 
+/*
+ * topology_refresh(), and then take in every block linked to a node that
+ * the table does not have: added since it was read, its add event still on
+ * the way (udev hands a range's events over one by one, well after the
+ * kernel linked the whole range). Taken as new, like an add event's block
+ * under TOPO_REFRESH_TRUST_NEW, and listed in *ret_adopted (malloc'd,
+ * ascending, NULL when none). Both out parameters untouched on failure.
+ */
+int topology_refresh_adopt(struct topology *t, const uint64_t *ids, size_t n, unsigned flags,
+                           uint64_t **ret_adopted, size_t *ret_n_adopted);
+
 /* The node links of the given blocks as they are now (NODE_NONE: none yet), one listing per node. */
 int topology_read_links(const struct topology *t, const uint64_t *ids, size_t n, int *ret_nodes);
 

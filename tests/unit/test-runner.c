@@ -174,6 +174,47 @@ static void test_touched_blocks(void **state) {
         assert_int_equal(topology_block(f->runner.topology, 32)->state, BLOCK_STATE_ONLINE);
 }
 
+/*
+ * An add-event batch also takes the blocks the kernel has linked whose
+ * events udev has not handed over yet; other batches (a stop's held
+ * blocks) take only their own.
+ */
+static void test_adopt_linked(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n");
+        struct job j = { .trigger = "udev", .policy = p, .n_ids = 1, .adopt_linked = true };
+        atomic_bool more = true;
+
+        /* Events are queued (the adopted blocks' own): no zone's hole is held back for them. */
+        f->runner.more_work = &more;
+        fake_add_blocks(f->root, 32, 1, 1, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 32, 1, NULL, 0, false), 1);
+
+        fake_add_blocks(f->root, 33, 3, 1, "offline", "Movable Normal");
+        fake_add_block(f->root, 36, -1, "offline", "Movable Normal");  /* its add still runs: no link */
+        j.ids = calloc(1, sizeof(uint64_t));
+        assert_non_null(j.ids);
+        j.ids[0] = 34;
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        free(j.ids);
+        assert_int_equal(j.onlined, 3);
+        assert_int_equal(j.adopted, 2);
+        for (uint64_t id = 33; id < 36; id++)
+                assert_state(f, id, "online_movable");
+        assert_state(f, 36, "offline");
+        assert_int_equal(f->runner.n_held, 0);
+
+        /* Their late events find them online: nothing to write. */
+        assert_int_equal(run_batch(f, p, 33, 3, NULL, 0, false), 0);
+
+        /* Not adopting: only the job's own blocks, and the hole is held for the queued batch. */
+        fake_add_blocks(f->root, 40, 4, 1, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 40, 3, NULL, 0, false), 2);
+        assert_state(f, 41, "offline");
+        assert_int_equal(f->runner.n_held, 1);
+        assert_state(f, 43, "offline");
+}
+
 /* Blocks went offline (an offline event): the next batch reads every block again. */
 static void test_reload_after_offline(void **state) {
         struct fixture *f = *state;
@@ -654,6 +695,7 @@ static void test_virtio_mem_without_iomem(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_adopt_linked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_touched_blocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_after_offline, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rescan_reloads, setup, teardown),

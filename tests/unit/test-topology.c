@@ -806,6 +806,51 @@ static void test_refresh_blocks(void **state) {
         assert_int_equal(topology_refresh(t, NULL, 1, 0), -EINVAL);
 }
 
+/*
+ * A range's blocks the kernel has linked join the batch of the first add
+ * event that arrived: udev hands the rest over one by one, long after.
+ */
+static void test_refresh_adopt(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = load(root);
+        const struct topo_node *n1 = topology_node(t, 1);
+        uint64_t *adopted = (uint64_t *) 1, event[] = { 40 };
+        size_t n_adopted = 7;
+
+        fake_add_blocks(root, 40, 4, 1, "offline", "Movable Normal");
+        fake_add_block(root, 44, -1, "offline", "Movable Normal");     /* no link yet: its add still runs */
+
+        /* One out parameter without the other: refused, both untouched. */
+        assert_int_equal(topology_refresh_adopt(t, event, 1, TOPO_REFRESH_TRUST_NEW, &adopted, NULL), -EINVAL);
+        assert_ptr_equal(adopted, (uint64_t *) 1);
+        assert_int_equal(topology_refresh_adopt(t, NULL, 1, 0, &adopted, &n_adopted), -EINVAL);
+        assert_int_equal(n_adopted, 7);
+
+        assert_int_equal(topology_refresh_adopt(t, event, 1, TOPO_REFRESH_TRUST_NEW, &adopted, &n_adopted), 0);
+        assert_int_equal(n_adopted, 3);
+        assert_int_equal(adopted[0], 41);
+        assert_int_equal(adopted[1], 42);
+        assert_int_equal(adopted[2], 43);
+        free(adopted);
+        for (uint64_t id = 40; id < 44; id++) {
+                assert_non_null(topology_block(t, id));
+                assert_int_equal(topology_block(t, id)->state, BLOCK_STATE_OFFLINE);
+                assert_int_equal(topology_block(t, id)->node, 1);
+        }
+        assert_null(topology_block(t, 44));
+        assert_int_equal(n1->last_block, 43);
+
+        /* Once in the table, a block is not adopted again; the unlinked one is once linked. */
+        fake_link_block(root, 44, 1);
+        assert_int_equal(topology_refresh_adopt(t, NULL, 0, 0, &adopted, &n_adopted), 0);
+        assert_int_equal(n_adopted, 1);
+        assert_int_equal(adopted[0], 44);
+        free(adopted);
+        assert_int_equal(topology_refresh_adopt(t, NULL, 0, 0, &adopted, &n_adopted), 0);
+        assert_int_equal(n_adopted, 0);
+        assert_null(adopted);
+}
+
 /* Our own writes update the totals without reading; "online" leaves the zone to read. */
 static void test_set_online(void **state) {
         const char *root = *state;
@@ -1008,6 +1053,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_bad_block_size, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_need_memory, setup_empty, teardown),
                 cmocka_unit_test_setup_teardown(test_many_blocks, setup_standard_fast, teardown),
+                cmocka_unit_test_setup_teardown(test_refresh_adopt, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_blocks, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_machine, setup_standard, teardown),

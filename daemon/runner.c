@@ -842,11 +842,17 @@ static int job_topology(struct runner *c, struct job *j, struct topology **ret,
                 r = topology_sync_machine(c->topology);
                 if (r >= 0)
                         r = topology_refresh(c->topology, j->touched, j->n_touched, TOPO_REFRESH_SKIP_ONLINE);
-                /* With the blocks the kernel linked whose events are still on the way: one batch, not several. */
+                /*
+                 * With the blocks the kernel linked whose events are still on
+                 * the way: one batch, not several. Their late add events find
+                 * them online in the table and are not read again (an offline
+                 * or remove event would have made this job read everything).
+                 */
                 if (r >= 0 && !j->adopt_linked)
                         r = topology_refresh(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW);
                 else if (r >= 0)
-                        r = topology_refresh_adopt(c->topology, j->ids, j->n_ids, TOPO_REFRESH_TRUST_NEW,
+                        r = topology_refresh_adopt(c->topology, j->ids, j->n_ids,
+                                                   TOPO_REFRESH_TRUST_NEW | TOPO_REFRESH_SKIP_ONLINE,
                                                    &adopted, &n_adopted);
                 if (r >= 0 && n_adopted > 0) {
                         r = append_adopted(j, adopted, n_adopted);

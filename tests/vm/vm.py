@@ -500,6 +500,9 @@ class VM:
                 size = self._serial_size()
                 if size != seen_size:
                     seen_size, seen_at = size, now
+                    # The other hang: the console keeps printing RCU stall reports, so it is never silent.
+                    if stall_s and "detected stalls on CPUs" in self.serial_tail(2000):
+                        raise BootStalled("the guest kernel reports an RCU stall before its agent answers")
                 elif stall_s and now - seen_at > stall_s:
                     last = self.serial_tail(400).strip().splitlines()
                     raise BootStalled("serial console silent for %ds, last line: %s"

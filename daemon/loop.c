@@ -597,7 +597,7 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
-static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+static void use_monitor(struct loop *c, struct monitor *m, enum event_source kind);
 
 /*
  * A reload that names another event source: listen there from now on. The
@@ -625,11 +625,7 @@ static void apply_event_source(struct loop *c) {
         sd_event_source_disable_unref(c->monitor_source);
         monitor_free(c->monitor);
         c->monitor_source = s;
-        c->monitor = m;
-        c->monitor_source_kind = want;
-        c->feed.fd = monitor_fd(m);
-        c->feed.userdata = m;
-        report_log(c->reporter, LOG_INFO, NULL, "listening for %s events", event_source_to_string(want));
+        use_monitor(c, m, want);
 }
 
 static int reload(struct loop *c) {
@@ -844,24 +840,30 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
         };
 }
 
+/* Events come from m from now on (the caller freed the old one), and the journal says from where. */
+static void use_monitor(struct loop *c, struct monitor *m, enum event_source kind) {
+        c->monitor = m;
+        c->monitor_source_kind = kind;
+        c->feed = (struct event_feed) {
+                .fd = monitor_fd(m),
+                .receive = feed_receive_monitor,
+                .userdata = m,
+        };
+        report_log(c->reporter, LOG_INFO, NULL, "listening for %s events", event_source_to_string(kind));
+}
+
 /* The monitor the policy names, unless a feed was given. */
 static int open_feed(struct loop *c) {
+        struct monitor *m = NULL;
         int r;
 
         if (c->feed.receive)
                 return 0;
-        r = monitor_open(c->policy->event_source, true, &c->monitor);
+        r = monitor_open(c->policy->event_source, true, &m);
         if (r < 0)
                 return report_log_errno(c->reporter, LOG_ERR, NULL, r, "cannot listen for %s events: %m",
                                         event_source_to_string(c->policy->event_source));
-        c->monitor_source_kind = c->policy->event_source;
-        c->feed = (struct event_feed) {
-                .fd = monitor_fd(c->monitor),
-                .receive = feed_receive_monitor,
-                .userdata = c->monitor,
-        };
-        report_log(c->reporter, LOG_INFO, NULL, "listening for %s events",
-                   event_source_to_string(c->monitor_source_kind));
+        use_monitor(c, m, c->policy->event_source);
         return 0;
 }
 

@@ -856,11 +856,12 @@ static int job_topology(struct runner *c, struct job *j, struct topology **ret,
                                                    &adopted, &n_adopted);
                 if (r >= 0 && n_adopted > 0) {
                         r = append_adopted(j, adopted, n_adopted);
-                        j->adopted = n_adopted;
-                        if (r >= 0)
+                        if (r >= 0) {
+                                j->adopted = n_adopted;
                                 report_log(c->reporter, LOG_DEBUG, NULL,
                                            "%zu blocks linked before their add events arrived: in this batch",
                                            n_adopted);
+                        }
                 }
                 if (r >= 0) {
                         *ret = c->topology;

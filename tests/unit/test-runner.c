@@ -230,6 +230,28 @@ static void test_adopt_linked(void **state) {
         assert_state(f, 43, "offline");
 }
 
+/* An adopted block is planned like an evented one: an exclusion keeps it offline. */
+static void test_adopt_linked_excluded(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[exclude]\nblock = memory34\n");
+        struct job j = { .trigger = "udev", .policy = p, .n_ids = 1, .adopt_linked = true };
+
+        fake_add_blocks(f->root, 32, 1, 1, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 32, 1, NULL, 0, false), 1);
+        fake_add_blocks(f->root, 33, 3, 1, "offline", "Movable Normal");
+        j.ids = calloc(1, sizeof(uint64_t));
+        assert_non_null(j.ids);
+        j.ids[0] = 33;
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        free(j.ids);
+        assert_int_equal(j.adopted, 2);
+        assert_int_equal(j.onlined, 2);
+        assert_state(f, 33, "online_movable");
+        assert_state(f, 34, "offline");
+        assert_state(f, 35, "online_movable");
+}
+
 /* Blocks went offline (an offline event): the next batch reads every block again. */
 static void test_reload_after_offline(void **state) {
         struct fixture *f = *state;
@@ -711,6 +733,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_linked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_adopt_linked_excluded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_touched_blocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_after_offline, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rescan_reloads, setup, teardown),

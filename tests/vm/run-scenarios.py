@@ -1123,14 +1123,15 @@ awk -v want=" $(echo $inodes) " 'NR > 1 && $2 == 15 && index(want, " " $NF " ") 
         """event_source = kernel, applied by a reload: memonlined swaps its
         udev socket for the kernel's, onlines a new region from raw uevents,
         and goes back to udev on the next reload."""
-        check(self.uevent_groups() == [2], "memonlined listens on groups %s, not udev's (2)" % self.uevent_groups())
+        groups = self.uevent_groups()
+        check(groups == [2], "memonlined listens on groups %s, not udev's (2)" % groups)
         self.s_cxl_destroy_region()
         memdev = self.destroyed
         cursor = self.cursor()
         self.vm.write_guest_file(CONF, CONF_MOVABLE + "\n[daemon]\nevent_source = kernel\n")
         self.sh("memonlined --check-config && systemctl reload memonlined && systemctl is-active memonlined")
-        check(self.uevent_groups() == [1], "after the reload memonlined listens on groups %s, not the kernel's (1)"
-              % self.uevent_groups())
+        groups = self.uevent_groups()
+        check(groups == [1], "after the reload memonlined listens on groups %s, not the kernel's (1)" % groups)
         said = self.sh("journalctl -q -u memonlined --after-cursor '%s' -o cat --grep 'listening for kernel events'"
                        % cursor, check=False).out
         check("listening for kernel events" in said, "no 'listening for kernel events' in the journal")
@@ -1138,8 +1139,8 @@ awk -v want=" $(echo $inodes) " 'NR > 1 && $2 == 15 && index(want, " " $NF " ") 
         self.assert_daemon_steady(cursor)
         self.vm.write_guest_file(CONF, CONF_MOVABLE)
         self.sh("systemctl reload memonlined && systemctl is-active memonlined")
-        check(self.uevent_groups() == [2], "back on the shipped source memonlined listens on groups %s"
-              % self.uevent_groups())
+        groups = self.uevent_groups()
+        check(groups == [2], "back on the shipped source memonlined listens on groups %s" % groups)
 
     # ------------------------------------------------------------------ run
     SCENARIOS = [

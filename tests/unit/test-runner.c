@@ -174,6 +174,19 @@ static void test_touched_blocks(void **state) {
         assert_int_equal(topology_block(f->runner.topology, 32)->state, BLOCK_STATE_ONLINE);
 }
 
+/* A batch of add events for first..first+count-1, as the loop makes it; the job's results. */
+static struct job run_adopting(struct fixture *f, struct policy *p, uint64_t first, size_t count) {
+        struct job j = { .trigger = "udev", .policy = p, .n_ids = count, .adopt_linked = true };
+
+        j.ids = calloc(count, sizeof(uint64_t));
+        assert_non_null(j.ids);
+        for (size_t i = 0; i < count; i++)
+                j.ids[i] = first + i;
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        free(TAKE_PTR(j.ids));
+        return j;
+}
+
 /*
  * An add-event batch also takes the blocks the kernel has linked whose
  * events udev has not handed over yet; other batches (a stop's held
@@ -182,7 +195,7 @@ static void test_touched_blocks(void **state) {
 static void test_adopt_linked(void **state) {
         struct fixture *f = *state;
         _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n");
-        struct job j = { .trigger = "udev", .policy = p, .n_ids = 1, .adopt_linked = true };
+        struct job j;
         atomic_bool more = true;
 
         /* Events are queued (the adopted blocks' own): no zone's hole is held back for them. */
@@ -192,11 +205,7 @@ static void test_adopt_linked(void **state) {
 
         fake_add_blocks(f->root, 33, 3, 1, "offline", "Movable Normal");
         fake_add_block(f->root, 36, -1, "offline", "Movable Normal");  /* its add still runs: no link */
-        j.ids = calloc(1, sizeof(uint64_t));
-        assert_non_null(j.ids);
-        j.ids[0] = 34;
-        assert_int_equal(runner_process(&f->runner, &j), 0);
-        free(j.ids);
+        j = run_adopting(f, p, 34, 1);
         assert_int_equal(j.onlined, 3);
         assert_int_equal(j.adopted, 2);
         for (uint64_t id = 33; id < 36; id++)
@@ -210,13 +219,7 @@ static void test_adopt_linked(void **state) {
          * (it would make the batch read everything) cannot happen.
          */
         fake_write(f->root, "devices/system/memory/memory33/state", "offline\n");
-        j = (struct job) { .trigger = "udev", .policy = p, .n_ids = 3, .adopt_linked = true };
-        j.ids = calloc(3, sizeof(uint64_t));
-        assert_non_null(j.ids);
-        for (unsigned i = 0; i < 3; i++)
-                j.ids[i] = 33 + i;
-        assert_int_equal(runner_process(&f->runner, &j), 0);
-        free(j.ids);
+        j = run_adopting(f, p, 33, 3);
         assert_int_equal(j.onlined, 0);
         assert_int_equal(j.adopted, 0);
         assert_state(f, 33, "offline");
@@ -235,16 +238,12 @@ static void test_adopt_linked_excluded(void **state) {
         struct fixture *f = *state;
         _cleanup_policy_ struct policy *p =
                 policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[exclude]\nblock = memory34\n");
-        struct job j = { .trigger = "udev", .policy = p, .n_ids = 1, .adopt_linked = true };
+        struct job j;
 
         fake_add_blocks(f->root, 32, 1, 1, "offline", "Movable Normal");
         assert_int_equal(run_batch(f, p, 32, 1, NULL, 0, false), 1);
         fake_add_blocks(f->root, 33, 3, 1, "offline", "Movable Normal");
-        j.ids = calloc(1, sizeof(uint64_t));
-        assert_non_null(j.ids);
-        j.ids[0] = 33;
-        assert_int_equal(runner_process(&f->runner, &j), 0);
-        free(j.ids);
+        j = run_adopting(f, p, 33, 1);
         assert_int_equal(j.adopted, 2);
         assert_int_equal(j.onlined, 2);
         assert_state(f, 33, "online_movable");

@@ -79,6 +79,7 @@ struct loop {
         bool starving;                  /* pings withheld */
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
+        uint64_t timer_wakeups;
 };
 
 static void remove_progress_file(struct loop *c);
@@ -409,7 +410,12 @@ static int start_job(struct loop *c, struct job *j) {
 static int arm_timer(struct loop *c) {
         uint64_t deadline = batcher_deadline(&c->batcher);
 
-        if (deadline == 0)
+        /*
+         * While the runner works, its end starts the next job. A timer armed
+         * then at a deadline already passed would fire again at once, on
+         * every turn of the loop, for the whole job.
+         */
+        if (deadline == 0 || c->runner_busy || c->exiting)
                 return sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
         (void) sd_event_source_set_time(c->timer_source, deadline);
         return sd_event_source_set_enabled(c->timer_source, SD_EVENT_ONESHOT);
@@ -513,7 +519,10 @@ static void maybe_start_job(struct loop *c) {
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        maybe_start_job(userdata);
+        struct loop *c = userdata;
+
+        c->timer_wakeups++;
+        maybe_start_job(c);
         return 0;
 }
 
@@ -832,6 +841,7 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .bytes = c->total_bytes,
                 .failed = c->total_failed,
                 .batches = c->batches,
+                .timer_wakeups = c->timer_wakeups,
                 .runner_busy = c->runner_busy,
                 /* The runner's state is its thread's while it runs. */
                 .held = !c->runner_busy && runner_has_carried_over(&c->runner_ctx),

@@ -66,6 +66,7 @@ void loop_terminate(struct loop *l);
 
 struct loop_stats {
         uint64_t blocks, bytes, failed, batches;
+        uint64_t timer_wakeups;         /* batch timer firings */
         bool runner_busy;
         bool held;                      /* blocks wait offline for a next batch (known while idle) */
         bool listening;                 /* on a udev or kernel socket, not a test's feed */

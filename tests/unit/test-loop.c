@@ -711,6 +711,30 @@ static void test_hold_bounded(void **state) {
         assert_true(stream_hole_written);
 }
 
+/* ---- no timer turns while the runner works ---- */
+
+static void busy_feed(struct fixture *f) {
+        /* Due 25 ms from now, while the coldplug still writes (4 x 100 ms). */
+        add_and_feed(f, 40);
+        at(f, 50, stop_when_idle);
+}
+
+static void test_no_timer_turns_while_busy(void **state) {
+        struct fixture *f = *state;
+        struct loop_stats st;
+
+        start_with(f, "[daemon]\nsettle_ms = 5\nmax_wait_ms = 20\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 100, 0);
+        at(f, 30, busy_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        loop_get_stats(f->loop, &st);
+        /* The batch started when the coldplug ended. */
+        assert_true(has_state(f, 40, "online_movable"));
+        assert_int_equal(st.batches, 2);
+        /* The timer fired at most at the deadlines, not on every turn of the loop for 300 ms. */
+        assert_in_range(st.timer_wakeups, 0, 3);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
@@ -722,6 +746,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_stop_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_held_block_onlined_at_stop, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hold_bounded, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,8 @@ CXL_CONTENDERS = {
     "cxl+memonlined": (None, ""),
     "cxl+memonlined-kernel-events": (None, "[daemon]\nevent_source = kernel\n"),
     "cxl+kernel-auto-online": ("online", None),
+    # The plainest userspace onliner: what any of them pays for the event's trip.
+    "cxl+udev-rule": ("offline", None),
 }
 DIMM_DIAG = ("memonlined-movable",)   # run only when named
 ALL = [c for c in DIMM_CONTENDERS if c not in DIMM_DIAG] + list(NVDIMM_CONTENDERS) + list(CXL_CONTENDERS)
@@ -597,7 +599,7 @@ def run_cxl(args, name, blocks, rep):
     def body():
         res["boot_s"] = round(vm.boot(), 1)
         res["boot_retries"] = vm.boot_retries
-        prepare(vm, conf, None, args.daemon_debug)
+        prepare(vm, conf, "udev" if name == "cxl+udev-rule" else None, args.daemon_debug)
         if not check_auto_online(vm, res, want, conf):
             return
         mem = vm.sh(CXL_MEMDEV, timeout=180).out.strip()

@@ -113,6 +113,22 @@ bool batcher_due(const struct batcher *b, uint64_t now_usec) {
         return b->n > 0 && now_usec >= batcher_deadline(b);
 }
 
+uint64_t batcher_added_deadline(const struct batcher *b) {
+        uint64_t deadline;
+
+        if (b->n == 0)
+                return 0;
+        deadline = b->first_usec + b->settle_usec;
+        return deadline < batcher_deadline(b) ? deadline : batcher_deadline(b);
+}
+
+bool batcher_last_id(const struct batcher *b, uint64_t *ret_id) {
+        if (b->n == 0)
+                return false;
+        *ret_id = b->ids[b->n - 1];
+        return true;
+}
+
 int batcher_take(struct batcher *b, uint64_t **ret_ids, size_t *ret_n, uint64_t *ret_first_usec) {
         uint64_t *ids = NULL;
         size_t n = b->n;

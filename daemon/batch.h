@@ -37,6 +37,14 @@ int batcher_add(struct batcher *b, uint64_t id, uint64_t now_usec);
 /* When the pending batch is due (CLOCK_MONOTONIC µs); 0 if empty. */
 uint64_t batcher_deadline(const struct batcher *b);
 bool batcher_due(const struct batcher *b, uint64_t now_usec);
+/*
+ * When a batch whose blocks the kernel has finished adding may start:
+ * settle after its first event, not after its last (a trickle of events
+ * for blocks already linked need not be waited for). 0 if empty.
+ */
+uint64_t batcher_added_deadline(const struct batcher *b);
+/* The id of the latest event pending; false if empty. */
+bool batcher_last_id(const struct batcher *b, uint64_t *ret_id);
 
 /*
  * Take the pending ids (ascending) and their first event time; the

@@ -99,6 +99,15 @@ static int block_read_node(const char *root, uint64_t id, int *ret_node) {
         return 0;
 }
 
+int block_linked(const char *sysfs_root, uint64_t id) {
+        int node, r;
+
+        r = block_read_node(sysfs_root, id, &node);
+        if (r < 0)
+                return r;
+        return node != NODE_NONE;
+}
+
 /* Node directories exist only with CONFIG_NUMA. */
 static bool numa_kernel(const char *root) {
         _cleanup_free_ char *path = NULL;

@@ -77,6 +77,12 @@ int block_id_from_name(const char *name, uint64_t *ret);
  */
 int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct mem_block *ret);
 
+/*
+ * 1 if memoryN has its node link, 0 if not yet, -errno. The kernel links a
+ * range to its node at the end of its add, so a linked block's add is over.
+ */
+int block_linked(const char *sysfs_root, uint64_t id);
+
 /* The same for a block whose state and node link the caller has read already (topology_load()). */
 int block_read_known(const char *sysfs_root, uint64_t block_size, uint64_t id, enum block_state state, int node,
                      struct mem_block *ret);

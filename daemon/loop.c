@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <systemd/sd-daemon.h>
 #include "batch.h"
+#include "blocks.h"
 #include "coexist.h"
 #include "loop.h"
 #include "monitor.h"
@@ -408,7 +409,7 @@ static int start_job(struct loop *c, struct job *j) {
 }
 
 static int arm_timer(struct loop *c) {
-        uint64_t deadline = batcher_deadline(&c->batcher);
+        uint64_t deadline = batcher_deadline(&c->batcher), added = batcher_added_deadline(&c->batcher);
 
         /*
          * While the runner works, its end starts the next job. A timer armed
@@ -417,6 +418,9 @@ static int arm_timer(struct loop *c) {
          */
         if (deadline == 0 || c->runner_busy || c->exiting)
                 return sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
+        /* A look at the node link first, while it can still start the batch early. */
+        if (added > now_usec())
+                deadline = added;
         (void) sd_event_source_set_time(c->timer_source, deadline);
         return sd_event_source_set_enabled(c->timer_source, SD_EVENT_ONESHOT);
 }
@@ -436,10 +440,31 @@ static bool policy_converts(const struct policy *p) {
         return false;
 }
 
+/*
+ * Whether the pending add events may start their batch before the settle
+ * window closes: once the latest one's block is linked to its node, its
+ * add is over, and the batch takes the linked blocks whose events are
+ * still on the way (topology_refresh_adopt()). Waiting on for udev's
+ * trickle of their events (about 10 ms each) would only delay them.
+ */
+static bool batch_added(struct loop *c, uint64_t now) {
+        uint64_t id;
+
+        if (now < batcher_added_deadline(&c->batcher) || !batcher_last_id(&c->batcher, &id))
+                return false;
+        if (block_linked(c->sysfs_root, id) <= 0)
+                return false;
+        report_log(c->reporter, LOG_DEBUG, NULL,
+                   "memory%" PRIu64 " is linked to its node: its add is over, the batch starts %" PRIu64
+                   " ms after its first event", id, (uint64_t) ((now - c->batcher.first_usec) / USEC_PER_MSEC));
+        return true;
+}
+
 /* The next job, or NULL when nothing is due. */
 static int take_due_job(struct loop *c, struct job **ret) {
         _cleanup_(job_freep) struct job *j = NULL;
-        bool due = batcher_due(&c->batcher, now_usec());
+        uint64_t now = now_usec();
+        bool due = batcher_due(&c->batcher, now) || (!c->rescan_pending && batch_added(c, now));
         int r;
 
         *ret = NULL;

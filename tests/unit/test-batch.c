@@ -62,6 +62,28 @@ static void test_max_wait(void **state) {
         batcher_done(&b);
 }
 
+static void test_added_deadline(void **state) {
+        struct batcher b;
+        uint64_t id = 0;
+
+        (void) state;
+        batcher_init(&b, 30, 500);
+        assert_int_equal(batcher_added_deadline(&b), 0);
+        assert_false(batcher_last_id(&b, &id));
+        /* A trickle: settle counts from the first event, the last id is the latest event's. */
+        batcher_add(&b, 40, 1000000);
+        batcher_add(&b, 12, 1020000);
+        batcher_add(&b, 41, 1040000);
+        assert_int_equal(batcher_added_deadline(&b), 1000000 + 30000);
+        assert_int_equal(batcher_deadline(&b), 1040000 + 30000);
+        assert_true(batcher_last_id(&b, &id));
+        assert_int_equal(id, 41);
+        /* Never later than the normal deadline (max_wait below settle). */
+        batcher_set_window(&b, 30, 10);
+        assert_int_equal(batcher_added_deadline(&b), batcher_deadline(&b));
+        batcher_done(&b);
+}
+
 static void test_window_floor(void **state) {
         struct batcher b;
 
@@ -140,6 +162,7 @@ int main(void) {
                 cmocka_unit_test(test_dedupe),
                 cmocka_unit_test(test_settle_window),
                 cmocka_unit_test(test_max_wait),
+                cmocka_unit_test(test_added_deadline),
                 cmocka_unit_test(test_window_floor),
                 cmocka_unit_test(test_many),
                 cmocka_unit_test(test_classify),

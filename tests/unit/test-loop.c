@@ -711,7 +711,65 @@ static void test_hold_bounded(void **state) {
         assert_true(stream_hole_written);
 }
 
-/* ---- no timer turns while the runner works ---- */
+/* ---- when a batch starts: early once its blocks are linked; no timer turns while the runner works ---- */
+
+static uint64_t trickle_next;
+static bool trickle_linked;
+static bool trickle_first_online;
+
+/* An add event every 20 ms for 300 ms: a udev trickle. Linked blocks are an add that is over. */
+static void trickle_feed(struct fixture *f) {
+        uint64_t id = trickle_next++;
+
+        fake_add_block(f->root, id, trickle_linked ? 1 : -1, "offline", "Movable Normal");
+        feed_add(f, id);
+        /* 200 ms after the first event: inside the trickle, far past the 50 ms settle. */
+        if (id == 50)
+                trickle_first_online = has_state(f, 40, "online_movable");
+        if (id < 55)
+                at(f, 20, trickle_feed);
+        else
+                at(f, 10, stop);
+}
+
+static void trickle_start(struct fixture *f) {
+        /* After the coldplug, so the first event's batch is the one watched. */
+        if (!has_state(f, 35, "online_movable")) {
+                at(f, 5, trickle_start);
+                return;
+        }
+        trickle_next = 40;
+        trickle_feed(f);
+}
+
+static void run_trickle(struct fixture *f, bool linked) {
+        /* The events keep coming 20 ms apart, inside the 50 ms settle window. */
+        trickle_linked = linked;
+        trickle_first_online = false;
+        f->rep.max_priority = LOG_DEBUG;
+        start_with(f, "[daemon]\nsettle_ms = 50\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 0, 0);
+        at(f, 5, trickle_start);
+        assert_int_equal(loop_run(f->loop), 0);
+}
+
+static void test_linked_batch_starts_early(void **state) {
+        struct fixture *f = *state;
+
+        run_trickle(f, true);
+        /* Started 50 ms after its first event, not 50 ms after the trickle's end (350 ms). */
+        assert_true(trickle_first_online);
+        assert_true(err_has(f, "is linked to its node: its add is over"));
+}
+
+static void test_unlinked_batch_waits(void **state) {
+        struct fixture *f = *state;
+
+        run_trickle(f, false);
+        /* No link yet: the add may still run, so the window stays open while events come. */
+        assert_false(trickle_first_online);
+        assert_true(has_state(f, 40, "offline"));
+}
 
 static void busy_feed(struct fixture *f) {
         /* Due 25 ms from now, while the coldplug still writes (4 x 100 ms). */
@@ -746,6 +804,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_stop_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_held_block_onlined_at_stop, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hold_bounded, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_linked_batch_starts_early, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unlinked_batch_waits, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),
         };
 

@@ -288,6 +288,25 @@ static void test_node_link_out_of_range(void **state) {
         assert_int_equal(b.node, 1023);
 }
 
+/*
+ * Whether a block's add is over, for a batch's early start: only a node
+ * link the planner could use counts; a bogus one or none keeps it waiting.
+ */
+static void test_block_linked(void **state) {
+        const char *root = *state;
+
+        assert_int_equal(block_linked(root, 9), -ENOENT);
+        fake_add_block(root, 9, -1, "offline", "Movable");
+        assert_int_equal(block_linked(root, 9), 0);
+        fake_symlink(root, "devices/system/memory/memory9/nodes", "../../node/node1");
+        fake_symlink(root, "devices/system/memory/memory9/node-1", "../../node/node1");
+        fake_symlink(root, "devices/system/memory/memory9/node99999999999999999999", "../../node/node1");
+        fake_symlink(root, "devices/system/memory/memory9/node1024", "../../node/node1024");
+        assert_int_equal(block_linked(root, 9), 0);
+        fake_symlink(root, "devices/system/memory/memory9/node1", "../../node/node1");
+        assert_int_equal(block_linked(root, 9), 1);
+}
+
 /* id * block_size must not wrap: a wrapped start could match a range rule. */
 static void test_phys_start(void **state) {
         const char *root = *state;
@@ -354,6 +373,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_filter, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_vanished, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_unreadable, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_block_linked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_node_link_out_of_range, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_phys_start, setup, teardown),
                 cmocka_unit_test(test_scan_no_memory_dir),

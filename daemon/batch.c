@@ -114,12 +114,10 @@ bool batcher_due(const struct batcher *b, uint64_t now_usec) {
 }
 
 uint64_t batcher_added_deadline(const struct batcher *b) {
-        uint64_t deadline;
+        uint64_t added = b->first_usec + b->settle_usec, deadline = batcher_deadline(b);
 
-        if (b->n == 0)
-                return 0;
-        deadline = b->first_usec + b->settle_usec;
-        return deadline < batcher_deadline(b) ? deadline : batcher_deadline(b);
+        /* Empty: deadline is 0. */
+        return added < deadline ? added : deadline;
 }
 
 bool batcher_last_id(const struct batcher *b, uint64_t *ret_id) {

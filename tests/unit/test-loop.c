@@ -728,6 +728,8 @@ static void trickle_feed(struct fixture *f) {
                 trickle_first_online = has_state(f, 40, "online_movable");
         if (id < 55)
                 at(f, 20, trickle_feed);
+        else if (trickle_linked)
+                at(f, 100, stop_when_idle);     /* the late events' batch too */
         else
                 at(f, 10, stop);
 }
@@ -760,6 +762,9 @@ static void test_linked_batch_starts_early(void **state) {
         /* Started 50 ms after its first event, not 50 ms after the trickle's end (350 ms). */
         assert_true(trickle_first_online);
         assert_true(err_has(f, "is linked to its node: its add is over"));
+        /* Neither the early batch nor the ones after it left a block offline. */
+        for (uint64_t id = 40; id < 56; id++)
+                assert_true(has_state(f, id, "online_movable"));
 }
 
 static void test_unlinked_batch_waits(void **state) {

@@ -13,6 +13,23 @@ QEMU_PKGS="qemu-system-x86 qemu-utils"
 QEMU_MIN=1:10
 BACKPORTS_LIST=/etc/apt/sources.list.d/memonlined-backports.sources
 
+# The URI of the machine's own bookworm entry: one-line sources.list or
+# deb822 .sources stanzas.
+bookworm_uri() {
+        { grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+                  sed 's/\[[^]]*\]//' | awk '$3 == "bookworm" { print $2; exit }'
+          for f in /etc/apt/sources.list.d/*.sources; do
+                  [ -f "$f" ] || continue
+                  awk 'BEGIN { RS = ""; FS = "\n" }
+                       { uri = ""; ok = 0
+                         for (i = 1; i <= NF; i++) {
+                                 if ($i ~ /^URIs:/) { sub(/^URIs:[ \t]*/, "", $i); split($i, u, " "); uri = u[1] }
+                                 if ($i ~ /^Suites:/ && $i ~ /[ \t]bookworm([ \t]|$)/) ok = 1
+                         }
+                         if (ok && uri != "") { print uri; exit } }' "$f"
+          done; } | head -n1
+}
+
 . /etc/os-release
 codename=${VERSION_CODENAME:-}
 
@@ -33,11 +50,18 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 qemu_from=
 if [ $qemu_old = 1 ] && [ "$codename" = bookworm ]; then
-        # Once: a bookworm-backports entry, unless some source has one already.
+        # Once: a bookworm-backports entry, unless some source has one
+        # already. Its mirror and keyring are the ones the machine's own
+        # bookworm entry uses, so no archive host is named here.
         if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-                cat > "$BACKPORTS_LIST" <<'SOURCES'
+                uri=$(bookworm_uri)
+                if [ -z "$uri" ]; then
+                        echo "install-deps: no bookworm entry in the apt sources to take a mirror from" >&2
+                        exit 1
+                fi
+                cat > "$BACKPORTS_LIST" <<SOURCES
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: ${uri%/}
 Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -57,23 +57,30 @@ static int add_matches(sd_journal *j, const struct jr_query *q, const sd_id128_t
 }
 
 /* The entry under the cursor, one pass over its fields: get_data per field would rescan it each time. */
-static int entry_read(sd_journal *j, struct jr_entry *e) {
+static int entry_read(sd_journal *j, uint64_t realtime, struct jr_entry *e) {
         const void *d;
         size_t l;
         int r;
 
         jr_entry_clear(e);
-        r = sd_journal_get_realtime_usec(j, &e->realtime);
-        if (r < 0)
-                return r;
+        e->realtime = realtime;
         sd_journal_restart_data(j);
         while ((r = sd_journal_enumerate_available_data(j, &d, &l)) > 0)
                 jr_entry_add(e, d, l);
         return r;
 }
 
+/*
+ * Every matching entry from the head, each judged by its own timestamp.
+ * Neither bound seeks or stops: a journal's realtime is not monotonic (a
+ * clock set late, a forged record, files collected off other hosts), and
+ * journalctl's seek by realtime bisects as if it were, so one entry
+ * stamped far ahead or behind would hide others. The matches keep this to
+ * our records, and an entry out of range costs its timestamp only.
+ */
 static int read_entries(sd_journal *j, const struct jr_query *q, struct jr_records *rec, const char **ret_what) {
         _cleanup_free_ struct jr_entry *e = malloc(sizeof(*e));
+        uint64_t realtime;
         int r;
 
         if (!e)
@@ -86,15 +93,15 @@ static int read_entries(sd_journal *j, const struct jr_query *q, struct jr_recor
                 }
                 if (r == 0)
                         return 0;
-                r = entry_read(j, e);
+                r = sd_journal_get_realtime_usec(j, &realtime);
+                if (r >= 0 && (realtime < q->since || realtime > q->until))
+                        continue;
+                if (r >= 0)
+                        r = entry_read(j, realtime, e);
                 if (r < 0) {
                         *ret_what = "read journal entry data";
                         return r;
                 }
-                if (e->realtime < q->since)
-                        continue;
-                if (e->realtime > q->until)
-                        return 0;
                 r = jr_records_add(rec, e);
                 if (r < 0)
                         return r;
@@ -123,7 +130,7 @@ int jr_read_journal(const struct jr_query *q, struct jr_records *rec, const char
         if (r >= 0)
                 r = sd_journal_set_data_threshold(j, 4096);
         if (r >= 0)
-                r = q->since > 0 ? sd_journal_seek_realtime_usec(j, q->since) : sd_journal_seek_head(j);
+                r = sd_journal_seek_head(j);
         if (r >= 0)
                 r = read_entries(j, q, rec, ret_what);
         sd_journal_close(j);

@@ -1160,6 +1160,70 @@ static void test_sources(void **state) {
         unlink(path);
 }
 
+/* A batch stamped real_sec by a clock that may be wrong, logged mono_sec into the boot. */
+static void batch_stamped(FILE *f, uint64_t real_sec, uint64_t mono_sec, unsigned seq) {
+        fprintf(f, "__REALTIME_TIMESTAMP=%" PRIu64 "\n__MONOTONIC_TIMESTAMP=%" PRIu64 "\n_BOOT_ID=%s\n"
+                "_HOSTNAME=clock\n_PID=400\n_COMM=memonlined\n_UID=0\nMESSAGE_ID=%s\nMEMONLINE_BATCH=%u\n"
+                "MEMONLINE_TRIGGER=udev\n", USEC(real_sec), USEC(mono_sec), BOOT_A, MESSAGE_ID_BATCH, seq);
+        counters(f, 8, 1000000, 0);
+        fputc('\n', f);
+}
+
+/*
+ * One record stamped far ahead (a clock wrong before NTP, or forged), one
+ * far behind, in a journal otherwise in order: --since and --until judge
+ * every record by its own time, and neither hides the records after it.
+ */
+static void test_clock_jumps(void **state) {
+        static const struct {
+                const char *since, *until, *want;
+        } cases[] = {
+                { NULL, NULL, "1,2,3,4,5,6" },
+                { NULL, "@1700000150", "1,2,3,4" },             /* read on past the far-future 5 */
+                { "@1700000030", NULL, "2,4,5,6" },             /* 3, far behind, misleads no seek */
+                { "@1700000030", "@1700000150", "2,4" },
+                { "@1700000200", "@1900000000", "" },
+        };
+        struct fixture *fx = *state;
+        _cleanup_free_ char *path = NULL;
+        struct export x;
+        FILE *f;
+
+        if (!fx->dir)
+                skip();
+
+        f = export_begin(&x);
+        batch_stamped(f, T0, 100, 1);
+        batch_stamped(f, T0 + 60, 160, 2);
+        batch_stamped(f, T0 - 365 * 86400ULL, 170, 3);
+        batch_stamped(f, T0 + 120, 220, 4);
+        batch_stamped(f, T0 + 20 * 365 * 86400ULL, 230, 5);
+        batch_stamped(f, T0 + 180, 280, 6);
+        path = export_to_journal(&x, fx, "clock");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = NULL, *got = NULL;
+                const char *argv[9] = { "--file", path, "-J", "-o", "BATCH" };
+                size_t n = 5;
+
+                if (cases[i].since) {
+                        argv[n++] = "--since";
+                        argv[n++] = cases[i].since;
+                }
+                if (cases[i].until) {
+                        argv[n++] = "--until";
+                        argv[n++] = cases[i].until;
+                }
+                assert_int_equal(run_report(&out, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6],
+                                            argv[7], argv[8], NULL), 0);
+                got = jq(out, "[.batches[].batch] | sort | @csv");
+                if (!streq(got, cases[i].want))
+                        fail_msg("since %s until %s: got %s, want %s", cases[i].since ?: "-", cases[i].until ?: "-",
+                                 got, cases[i].want);
+        }
+        unlink(path);
+}
+
 /* 20,000 records from one host: read and summarised without trouble. */
 static void test_large(void **state) {
         struct fixture *fx = *state;
@@ -1209,6 +1273,7 @@ int main(void) {
                 cmocka_unit_test(test_sources),
                 cmocka_unit_test(test_machine_ids),
                 cmocka_unit_test(test_boots),
+                cmocka_unit_test(test_clock_jumps),
         };
         /* Table times are local time; pin it. */
         setenv("TZ", "UTC", 1);

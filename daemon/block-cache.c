@@ -8,6 +8,7 @@
  */
 #include "blocks.h"
 #include "cpuset.h"
+#include "escape.h"
 #include "sysfs.h"
 #include "topology-internal.h"
 #include "util.h"

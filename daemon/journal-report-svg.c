@@ -244,7 +244,7 @@ static void draw_axes(FILE *f, const struct picture *p) {
 }
 
 /* A dashed line where each batch starts, and at the end; its tooltip says which batch it is. */
-static int draw_batches(FILE *f, const struct picture *p) {
+static void draw_batches(FILE *f, const struct picture *p) {
         const struct jr_records *r = p->v->records;
         char x[32], t[64];
 
@@ -257,8 +257,7 @@ static int draw_batches(FILE *f, const struct picture *p) {
                 format_time_local(t, sizeof(t), b->realtime);
                 svg_num(x, sizeof(x), px_x(p, timeline_x(&p->tl, p->spans[i].start)));
                 fputs("<g class=\"batch\"><title>", f);
-                if (svg_write_text(f, r->hosts[b->host].label) < 0)
-                        return -ENOMEM;
+                svg_write_text(f, r->hosts[b->host].label);
                 fprintf(f, " batch %" PRIu64 ", %s: %" PRIu64 " blocks</title>"
                            "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\"/></g>\n",
                         b->seq, t, k.blocks, x, TOP, x, TOP + PLOT_H);
@@ -266,7 +265,7 @@ static int draw_batches(FILE *f, const struct picture *p) {
         fprintf(f, "<line class=\"batch-end\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n</g>\n", LEFT + PLOT_W,
                 TOP, LEFT + PLOT_W, TOP + PLOT_H);
         if (p->n_spans > MAX_BATCH_LABELS)
-                return 0;
+                return;
         /* few batches: each one's time of day over its line */
         fputs("<g class=\"batch-labels\" font-size=\"9\" fill=\"#666666\">\n", f);
         for (size_t i = 0; i < p->n_spans; i++) {
@@ -276,30 +275,25 @@ static int draw_batches(FILE *f, const struct picture *p) {
                         strlen(t) > 11 ? t + 11 : t);
         }
         fputs("</g>\n", f);
-        return 0;
 }
 
 /* "HOST node N" */
-static int write_series_name(FILE *f, const struct picture *p, size_t i) {
-        if (svg_write_text(f, p->v->records->hosts[p->keys[i].host].label) < 0)
-                return -ENOMEM;
+static void write_series_name(FILE *f, const struct picture *p, size_t i) {
+        svg_write_text(f, p->v->records->hosts[p->keys[i].host].label);
         fprintf(f, " node %d", p->keys[i].node);
-        return 0;
 }
 
-static int draw_series(FILE *f, const struct picture *p) {
+static void draw_series(FILE *f, const struct picture *p) {
         char a[32], b[32];
 
         for (size_t i = 0; i < p->n_series; i++) {
                 const struct series *s = &p->series[i];
 
                 fputs("<g><title>", f);
-                if (write_series_name(f, p, i) < 0)
-                        return -ENOMEM;
+                write_series_name(f, p, i);
                 fprintf(f, ": %" PRIu64 " blocks</title>\n<polyline class=\"series\" data-node=\"%d\" data-host=\"",
                         s->blocks, p->keys[i].node);
-                if (svg_write_text(f, p->v->records->hosts[p->keys[i].host].label) < 0)
-                        return -ENOMEM;
+                svg_write_text(f, p->v->records->hosts[p->keys[i].host].label);
                 fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
                         palette[i % ELEMENTSOF(palette)], i >= ELEMENTSOF(palette) ? " stroke-dasharray=\"6 2\"" : "");
                 for (size_t k = 0; k < s->n; k++)
@@ -307,10 +301,9 @@ static int draw_series(FILE *f, const struct picture *p) {
                                 svg_num(b, sizeof(b), px_y(p, s->pts[k].y)));
                 fputs("\"/></g>\n", f);
         }
-        return 0;
 }
 
-static int draw_legend(FILE *f, const struct picture *p) {
+static void draw_legend(FILE *f, const struct picture *p) {
         const size_t max_rows = (PLOT_H - 20) / 16;
         int x = LEFT + PLOT_W + 20;
 
@@ -320,15 +313,13 @@ static int draw_legend(FILE *f, const struct picture *p) {
 
                 fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>"
                            "<text x=\"%d\" y=\"%d\">", x, y, x + 18, y, palette[i % ELEMENTSOF(palette)], x + 24, y + 4);
-                if (write_series_name(f, p, i) < 0)
-                        return -ENOMEM;
+                write_series_name(f, p, i);
                 fprintf(f, " (%" PRIu64 ")</text>\n", p->series[i].blocks);
         }
         if (p->n_series > max_rows)
                 fprintf(f, "<text x=\"%d\" y=\"%d\">and %zu more</text>\n", x, TOP + 14 + (int) max_rows * 16,
                         p->n_series - max_rows);
         fputs("</g>\n", f);
-        return 0;
 }
 
 int jr_write_svg(FILE *f, const struct jr_view *v) {
@@ -348,14 +339,12 @@ int jr_write_svg(FILE *f, const struct jr_view *v) {
                 return -ENOMEM;
         svg_begin(f, WIDTH, HEIGHT, title);
         fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"15\">", LEFT);
-        (void) svg_write_text(f, title);
+        svg_write_text(f, title);
         fputs("</text>\n", f);
         draw_axes(f, &p);
-        r = draw_batches(f, &p);
-        if (r >= 0)
-                r = draw_series(f, &p);
-        if (r >= 0)
-                r = draw_legend(f, &p);
+        draw_batches(f, &p);
+        draw_series(f, &p);
+        draw_legend(f, &p);
         svg_end(f);
-        return r;
+        return 0;
 }

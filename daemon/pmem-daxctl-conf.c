@@ -11,6 +11,7 @@
 #else
 #include <iniparser.h>
 #endif
+#include "escape.h"
 #include "pmem.h"
 #include "pmem-daxctl-conf.h"
 #include "util.h"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 #include <stdarg.h>
+#include "escape.h"
 #include "pmem-decide.h"
 #include "pmem-memmap.h"
 #include "rules.h"

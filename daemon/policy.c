@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include "cpuset.h"
+#include "escape.h"
 #include "policy.h"
 #include "string-table.h"
 #include "util.h"

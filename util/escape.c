@@ -3,7 +3,8 @@
 #include <string.h>
 #include "escape.h"
 
-#define REPLACEMENT "\xef\xbf\xbd"  /* U+FFFD */
+/* What one unit of input (a code point, or one byte of invalid UTF-8) can grow to: four bytes as \xNN. */
+#define UNIT_MAX 16
 
 size_t utf8_decode(const char *str, size_t avail, uint32_t *ret_cp) {
         const unsigned char *s = (const unsigned char *) str;
@@ -46,65 +47,156 @@ bool unicode_is_unsafe(uint32_t cp) {
                (cp >= 0x2066 && cp <= 0x2069);          /* LRI..PDI */
 }
 
-/*
- * s rewritten one code point at a time (an invalid byte alone, with
- * valid false) by emit, into a buffer of room for grow bytes per byte of s.
- */
-typedef char *(*emit_fn)(char *o, const char *p, size_t len, uint32_t cp, bool valid, bool flag);
+static size_t put(char *o, const char *s) {
+        size_t n = strlen(s);
 
-static char *rewrite(const char *s, size_t grow, emit_fn emit, bool flag) {
-        size_t n = strlen(s ?: "");
-        char *out = malloc(n * grow + 1), *o = out;
-
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < n; ) {
-                uint32_t cp = 0;
-                size_t l = utf8_decode(s + i, n - i, &cp);
-
-                o = emit(o, s + i, l ?: 1, cp, l > 0, flag);
-                i += l ?: 1;
-        }
-        *o = '\0';
-        return out;
+        memcpy(o, s, n);
+        return n;
 }
 
-static char *emit_escaped(char *o, const char *p, size_t len, uint32_t cp, bool valid, bool ascii_only) {
+static size_t put_hex(char *o, const char *p, size_t len) {
         static const char hex[] = "0123456789abcdef";
 
-        if (valid && cp == '\\') {
-                *o++ = '\\';
-                *o++ = '\\';
-        } else if (valid && !unicode_is_unsafe(cp) && !(ascii_only && cp > 0x7f)) {
-                memcpy(o, p, len);
-                o += len;
-        } else
-                for (size_t k = 0; k < len; k++) {
-                        unsigned char c = (unsigned char) p[k];
+        for (size_t k = 0; k < len; k++) {
+                unsigned char c = (unsigned char) p[k];
 
-                        *o++ = '\\';
-                        *o++ = 'x';
-                        *o++ = hex[c >> 4];
-                        *o++ = hex[c & 0xf];
-                }
-        return o;
+                o[4 * k] = '\\';
+                o[4 * k + 1] = 'x';
+                o[4 * k + 2] = hex[c >> 4];
+                o[4 * k + 3] = hex[c & 0xf];
+        }
+        return 4 * len;
+}
+
+static size_t escape_json_unit(enum escape_style style, char *o, const char *p, size_t len, uint32_t cp,
+                               bool valid) {
+        static const char hex[] = "0123456789abcdef";
+
+        if (!valid)
+                return put(o, "\\ufffd");
+        if (style == ESCAPE_JSON_TEXT && cp < 0x7f) {
+                *o = *p;
+                return 1;
+        }
+        switch (cp) {
+        case '"':  return put(o, "\\\"");
+        case '\\': return put(o, "\\\\");
+        case '\n': return put(o, "\\n");
+        case '\r': return put(o, "\\r");
+        case '\t': return put(o, "\\t");
+        }
+        if (!unicode_is_unsafe(cp)) {
+                memcpy(o, p, len);
+                return len;
+        }
+        /* every unsafe code point is in the BMP */
+        o[0] = '\\', o[1] = 'u';
+        for (unsigned k = 0; k < 4; k++)
+                o[2 + k] = hex[(cp >> (12 - 4 * k)) & 0xf];
+        return 6;
+}
+
+static size_t escape_xml_unit(char *o, uint32_t cp) {
+        switch (cp) {
+        case '&':  return put(o, "&amp;");
+        case '<':  return put(o, "&lt;");
+        case '>':  return put(o, "&gt;");
+        case '"':  return put(o, "&quot;");
+        case '\'': return put(o, "&apos;");
+        }
+        return 0;
+}
+
+/*
+ * The unit at s (at most avail bytes, avail > 0) in style, into out: its
+ * length there. *ret_used: how many bytes of s it took.
+ */
+static size_t escape_unit(enum escape_style style, const char *s, size_t avail, char out[static UNIT_MAX],
+                          size_t *ret_used) {
+        uint32_t cp = 0;
+        size_t len = utf8_decode(s, avail, &cp), n;
+        bool valid = len > 0;
+
+        if (!valid)
+                len = 1;
+        *ret_used = len;
+        switch (style) {
+        case ESCAPE_JSON:
+        case ESCAPE_JSON_TEXT:
+                return escape_json_unit(style, out, s, len, cp, valid);
+        case ESCAPE_XML:
+                if (valid && (n = escape_xml_unit(out, cp)) > 0)
+                        return n;
+                if (valid && (cp == 0xfffe || cp == 0xffff))
+                        return put_hex(out, s, len);
+                break;
+        case ESCAPE_TERMINAL:
+        case ESCAPE_TERMINAL_ASCII:
+                break;
+        }
+        if (valid && cp == '\\')
+                return put(out, "\\\\");
+        if (valid && !unicode_is_unsafe(cp) && !(style == ESCAPE_TERMINAL_ASCII && cp > 0x7f)) {
+                memcpy(out, s, len);
+                return len;
+        }
+        return put_hex(out, s, len);
 }
 
 char *escape_untrusted(const char *s, bool ascii_only) {
-        /* Every byte grows to at most 4 ("\xNN"). */
-        return rewrite(s, 4, emit_escaped, ascii_only);
-}
+        enum escape_style style = ascii_only ? ESCAPE_TERMINAL_ASCII : ESCAPE_TERMINAL;
+        size_t n = strlen(s ?: ""), total = 0;
+        char unit[UNIT_MAX], *out;
 
-static char *emit_sanitized(char *o, const char *p, size_t len, uint32_t cp, bool valid, bool unused) {
-        if (!valid || (cp >= 0x7f && cp <= 0x9f)) {
-                memcpy(o, REPLACEMENT, 3);
-                return o + 3;
+        /* two passes: the length, then the text */
+        for (size_t i = 0, used; i < n; i += used)
+                total += escape_unit(style, s + i, n - i, unit, &used);
+        out = malloc(total + 1);
+        if (!out)
+                return NULL;
+        total = 0;
+        for (size_t i = 0, used; i < n; i += used) {
+                size_t l = escape_unit(style, s + i, n - i, unit, &used);
+
+                memcpy(out + total, unit, l);
+                total += l;
         }
-        memcpy(o, p, len);
-        return o + len;
+        out[total] = '\0';
+        return out;
 }
 
-char *utf8_sanitize(const char *s) {
-        /* One invalid byte grows to three (U+FFFD). */
-        return rewrite(s, 3, emit_sanitized, false);
+size_t escape_text(char *buf, size_t size, const char *s) {
+        size_t n = strlen(s ?: ""), len = 0;
+
+        if (size == 0)
+                return 0;
+        for (size_t i = 0, used; i < n; i += used) {
+                char unit[UNIT_MAX];
+                size_t l = escape_unit(ESCAPE_TERMINAL, s + i, n - i, unit, &used);
+
+                if (len + l >= size)
+                        break;
+                memcpy(buf + len, unit, l);
+                len += l;
+        }
+        buf[len] = '\0';
+        return len;
+}
+
+void escape_write(FILE *f, enum escape_style style, const char *s, size_t n) {
+        for (size_t i = 0, used; i < n; i += used) {
+                char unit[UNIT_MAX];
+
+                /* a library's JSON is mostly ASCII: write it in runs */
+                if (style == ESCAPE_JSON_TEXT) {
+                        size_t run = 0;
+
+                        while (i + run < n && (unsigned char) s[i + run] < 0x7f)
+                                run++;
+                        fwrite(s + i, 1, run, f);
+                        if ((i += run) >= n)
+                                break;
+                }
+                fwrite(unit, 1, escape_unit(style, s + i, n - i, unit, &used), f);
+        }
 }

@@ -13,11 +13,11 @@ void svg_begin(FILE *f, unsigned width, unsigned height, const char *title);
 void svg_end(FILE *f);
 
 /*
- * s as XML text: controls, bidi controls and invalid UTF-8 shown as \xNN
- * (escape_untrusted()), then & < > " ' as entities. Good for attribute
- * values in double quotes too. -ENOMEM.
+ * s as XML text (ESCAPE_XML): controls, bidi controls and invalid UTF-8
+ * shown as \xNN, as on a terminal, and & < > " ' as entities. Good for
+ * attribute values in double quotes too.
  */
-int svg_write_text(FILE *f, const char *s);
+void svg_write_text(FILE *f, const char *s);
 
 /* A coordinate or length, with one decimal and a point whatever the locale. */
 const char *svg_num(char *buf, size_t size, double v);

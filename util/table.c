@@ -132,7 +132,7 @@ char *table_text_cell(const struct table_style *s, const char *text) {
         case TABLE_FORMAT_RAW:
                 return strdup(text ?: "-");
         case TABLE_FORMAT_JSON:
-                return utf8_sanitize(text ?: "");
+                return strdup(text ?: "");
         default:
                 return escape_untrusted(text ?: "-", !s->utf8);
         }
@@ -209,9 +209,33 @@ int table_wrap_lists(const struct table_style *s, struct libscols_column *cl) {
                                                                                                        : 0;
 }
 
+/*
+ * smartcols' JSON, with what its strings carry raw (DEL, C1, bidi,
+ * separators, invalid UTF-8) escaped; only the members, without the
+ * "{\n" and "\n}\n" around them, with members.
+ */
+static int print_json(FILE *out, struct libscols_table *tb, bool members) {
+        _cleanup_free_ char *s = NULL;
+        size_t len;
+
+        if (scols_print_table_to_string(tb, &s) < 0 || !s)
+                return -ENOMEM;
+        len = strlen(s);
+        if (!members) {
+                escape_write(out, ESCAPE_JSON_TEXT, s, len);
+                return 0;
+        }
+        if (len < 5 || !startswith(s, "{\n") || !streq(s + len - 3, "\n}\n"))
+                return -EIO;
+        escape_write(out, ESCAPE_JSON_TEXT, s + 2, len - 5);
+        return 0;
+}
+
 int table_print(FILE *out, const struct table_style *s, const char *heading, struct libscols_table *tb) {
         if (!tb)
                 return 0;
+        if (s->format == TABLE_FORMAT_JSON)
+                return print_json(out, tb, false);
         if (heading)
                 fprintf(out, "\n%s%s%s\n", s->color ? "\033[1m" : "", heading, s->color ? "\033[0m" : "");
         if (scols_table_set_stream(tb, out) < 0 || scols_print_table(tb) < 0)
@@ -221,15 +245,13 @@ int table_print(FILE *out, const struct table_style *s, const char *heading, str
 
 int table_print_json_members(FILE *out, struct libscols_table *const *tables, size_t n) {
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *s = NULL;
-                size_t len;
+                int r;
 
-                if (scols_print_table_to_string(tables[i], &s) < 0 || !s)
-                        return -ENOMEM;
-                len = strlen(s);
-                if (len < 5 || !startswith(s, "{\n") || !streq(s + len - 3, "\n}\n"))
-                        return -EIO;
-                fprintf(out, "%s%.*s", i > 0 ? ",\n" : "", (int) (len - 5), s + 2);
+                if (i > 0)
+                        fputs(",\n", out);
+                r = print_json(out, tables[i], true);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

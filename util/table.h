@@ -18,8 +18,8 @@
 
 enum table_format {
         TABLE_FORMAT_TEXT,              /* for people: aligned, text cells escaped */
-        TABLE_FORMAT_RAW,               /* unaligned, smartcols encodes every unsafe byte */
-        TABLE_FORMAT_JSON,
+        TABLE_FORMAT_RAW,               /* unaligned, smartcols encodes every byte but printable ASCII */
+        TABLE_FORMAT_JSON,              /* smartcols escapes C0, table_print() the rest */
 };
 
 struct table_style {
@@ -80,9 +80,11 @@ int table_columns_parse(const struct table_column *cols, size_t n_cols, const un
 void table_columns_help(FILE *out, const char *title, const struct table_column *cols, size_t n);
 
 /*
- * Outside text in the form the format needs: escaped for a terminal; as
- * it is for raw, where smartcols encodes every byte that is not printable
- * ASCII; well-formed UTF-8 for JSON, where smartcols escapes the controls.
+ * Outside text in the form the format needs: escaped for a terminal
+ * (escape_untrusted()); as it is for raw, where smartcols writes every
+ * blank, backslash and byte that is not printable ASCII as \xNN; as it is
+ * for JSON, where smartcols escapes C0, " and \, and table_print() and
+ * table_print_json_members() the rest it would pass raw (ESCAPE_JSON_TEXT).
  * NULL text is "-" (JSON: ""). NULL on ENOMEM.
  */
 char *table_text_cell(const struct table_style *s, const char *text);
@@ -104,7 +106,7 @@ char *table_list_cell(const struct table_style *s, const char *list, size_t widt
 /* With wrap_lists: column cl wraps at the newlines table_list_cell() put in. */
 int table_wrap_lists(const struct table_style *s, struct libscols_column *cl);
 
-/* A table in text or raw, under heading (bold with colour) when not NULL. -EIO. */
+/* A table under heading (bold with colour; text and raw only) when not NULL. -EIO, -ENOMEM. */
 int table_print(FILE *out, const struct table_style *s, const char *heading, struct libscols_table *tb);
 
 /*

@@ -113,15 +113,6 @@ char **argv_named(int argc, char **argv, const char *name);
 /* "1", "yes", "true", "on" / "0", "no", "false", "off" */
 int parse_bool(const char *s, bool *ret);
 
-/*
- * Text from files, sysfs or the journal, made safe for a terminal: control
- * characters, DEL, C1 controls, bytes that are not UTF-8 and the backslash
- * become \xNN (\\ for the backslash); valid UTF-8 passes. Writes at most size
- * bytes to buf, NUL included, never cutting an escape or a character in two.
- * Returns the length written.
- */
-size_t escape_text(char *buf, size_t size, const char *s);
-
 /* Is item one of the entries of a comma-separated list ("mem0,mem1")? Whole entries only; NULLs are empty. */
 bool strlist_contains(const char *list, const char *item);
 /* Append item to the comma-separated list *list (NULL: empty) unless it is there; NULL or "" adds nothing. */

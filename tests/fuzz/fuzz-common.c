@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "escape.h"
 #include "fuzz.h"
 
 void fuzz_fail(const char *file, int line, const char *what) {
@@ -96,7 +97,16 @@ void fuzz_clear_dir(const char *dir) {
 }
 
 void fuzz_assert_printable(const char *s, int allow_newlines) {
-        for (const unsigned char *c = (const unsigned char *) s; *c; c++)
-                if ((*c < 0x20 && !(allow_newlines && *c == '\n')) || *c == 0x7f)
-                        fuzz_fail(__FILE__, __LINE__, "unescaped control character in output");
+        size_t n = strlen(s);
+
+        for (size_t i = 0; i < n; ) {
+                uint32_t cp = 0;
+                size_t l = utf8_decode(s + i, n - i, &cp);
+
+                if (l == 0)
+                        fuzz_fail(__FILE__, __LINE__, "invalid UTF-8 in output");
+                if (unicode_is_unsafe(cp) && !(allow_newlines && cp == '\n'))
+                        fuzz_fail(__FILE__, __LINE__, "unescaped control, bidi control or separator in output");
+                i += l;
+        }
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "blocks.h"
 #include "cpuset.h"
+#include "escape.h"
 #include "fuzz.h"
 #include "pmem-memmap.h"
 #include "topology.h"
@@ -75,12 +76,46 @@ static void fuzz_memmap(const char *s) {
                 FUZZ_ASSERT(v == -7);
 }
 
+/* Every escaping style: nothing unsafe passes raw; ASCII only when asked; JSON and XML quote their specials. */
 static void fuzz_escape(const char *s, size_t size) {
+        static const enum escape_style styles[] = { ESCAPE_TERMINAL, ESCAPE_TERMINAL_ASCII, ESCAPE_XML, ESCAPE_JSON,
+                                                    ESCAPE_JSON_TEXT };
         char buf[256];
         size_t len = escape_text(buf, size % sizeof(buf) + 1, s);
 
         FUZZ_ASSERT(len == strlen(buf) && len <= size % sizeof(buf));
         fuzz_assert_printable(buf, 0);
+        for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++) {
+                char *out = NULL;
+                size_t n = 0;
+                FILE *f = open_memstream(&out, &n);
+
+                if (!f)
+                        return;
+                escape_write(f, styles[i], s, strlen(s));
+                if (fclose(f) != 0 || !out)
+                        return;
+                FUZZ_ASSERT(strlen(out) == n);
+                /* JSON text's ASCII is its writer's, escaped already: look only at the rest */
+                if (styles[i] == ESCAPE_JSON_TEXT)
+                        for (char *c = out; *c; c++)
+                                if ((unsigned char) *c < 0x20)
+                                        *c = ' ';
+                fuzz_assert_printable(out, 0);
+                for (const char *c = out; *c; c++) {
+                        if (styles[i] == ESCAPE_TERMINAL_ASCII)
+                                FUZZ_ASSERT((unsigned char) *c < 0x80);
+                        if (styles[i] == ESCAPE_XML)
+                                FUZZ_ASSERT(*c != '<' && *c != '>' && *c != '"' && *c != '\'');
+                        /* every backslash starts an escape and no quote is bare: the string cannot end early */
+                        if (styles[i] == ESCAPE_JSON && *c == '\\') {
+                                FUZZ_ASSERT(c[1] && strchr("\"\\nrtu", c[1]));
+                                c++;
+                        } else if (styles[i] == ESCAPE_JSON)
+                                FUZZ_ASSERT(*c != '"');
+                }
+                free(out);
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -27,7 +27,11 @@ void fuzz_write_file(const char *dir, const char *name, const char *data, size_t
 /* Empty dir again (files and one level of subdirectories). */
 void fuzz_clear_dir(const char *dir);
 
-/* abort() unless s is printable: no control character and no DEL (newline allowed if lines). */
+/*
+ * abort() unless s is printable: well-formed UTF-8 with no code point
+ * unicode_is_unsafe() names (controls, DEL, bidi controls, separators;
+ * the newline allowed if allow_newlines).
+ */
 void fuzz_assert_printable(const char *s, int allow_newlines);
 
 #define FUZZ_ASSERT(x) do { if (!(x)) fuzz_fail(__FILE__, __LINE__, #x); } while (0)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "escape.h"
 #include "fake-tree.h"
 
 static void die(const char *what, const char *path) {
@@ -493,4 +494,37 @@ char *line_with(const char *s, const char *needle) {
                 ;
         e = strchr(p, '\n');
         return strndup(b, e ? (size_t) (e - b) : strlen(b));
+}
+
+void assert_inert_text(const char *what, const char *s, bool ascii) {
+        size_t n = strlen(s);
+
+        for (size_t i = 0; i < n; ) {
+                uint32_t cp = 0;
+                size_t l = utf8_decode(s + i, n - i, &cp);
+
+                if (l == 0 || (cp != '\n' && unicode_is_unsafe(cp)) || (ascii && cp > 0x7f)) {
+                        fprintf(stderr, "%s: unsafe byte 0x%02x at %zu in:\n%s\n", what, (unsigned char) s[i], i, s);
+                        abort();
+                }
+                i += l;
+        }
+}
+
+char *env_set(const char *name, const char *value) {
+        const char *old = getenv(name);
+        char *saved = old ? strdup(old) : NULL;
+
+        if (old && !saved)
+                abort();
+        setenv(name, value, 1);
+        return saved;
+}
+
+void env_restore(const char *name, char *saved) {
+        if (saved)
+                setenv(name, saved, 1);
+        else
+                unsetenv(name);
+        free(saved);
 }

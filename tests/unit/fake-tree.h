@@ -110,3 +110,46 @@ char *fake_add_cxl_region(const char *root, const struct fake_cxl_region *r);
 char *jq(const char *text, const char *filter);
 /* The first line of s that contains needle, copied; NULL if none. */
 char *line_with(const char *s, const char *needle);
+
+/*
+ * Text that tries everything on a terminal: every C0 control but NUL, DEL,
+ * every C1 control (as UTF-8 and as raw bytes), the bidi controls, the line
+ * and paragraph separators, invalid UTF-8 (stray bytes, overlong forms,
+ * surrogates, past U+10FFFF, a cut sequence), a literal "\x1b" and XML's
+ * specials. Printable ends, so nothing trims it; no '/', so it can name a
+ * file too.
+ */
+#define HOSTILE_C0 \
+        "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10" \
+        "\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"
+#define HOSTILE_C1 \
+        "\xc2\x80\xc2\x81\xc2\x82\xc2\x83\xc2\x84\xc2\x85\xc2\x86\xc2\x87" \
+        "\xc2\x88\xc2\x89\xc2\x8a\xc2\x8b\xc2\x8c\xc2\x8d\xc2\x8e\xc2\x8f" \
+        "\xc2\x90\xc2\x91\xc2\x92\xc2\x93\xc2\x94\xc2\x95\xc2\x96\xc2\x97" \
+        "\xc2\x98\xc2\x99\xc2\x9a\xc2\x9b\xc2\x9c\xc2\x9d\xc2\x9e\xc2\x9f"
+/* U+061C, U+200E/F, U+202A..E, U+2066..9, U+2028/9 */
+#define HOSTILE_BIDI \
+        "\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\xae" \
+        "\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9\xe2\x80\xa8\xe2\x80\xa9"
+/* 25 bytes that are no UTF-8 */
+#define HOSTILE_INVALID \
+        "\x85\x9b\xff\xfe\xc0\xaf\xe0\x80\xaf\xf0\x80\x80\xaf\xed\xa0\x80\xed\xbf\xbf\xf4\x90\x80\x80\xe2\x80"
+#define HOSTILE_FFFD_25 \
+        "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" \
+        "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" \
+        "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" \
+        "\xef\xbf\xbd"
+#define HOSTILE_TEXT "h:" HOSTILE_C0 HOSTILE_C1 HOSTILE_BIDI HOSTILE_INVALID "x\\x1b<&>\"'!"
+/* HOSTILE_TEXT as a JSON parser gives it back: every byte that is no UTF-8 a U+FFFD. */
+#define HOSTILE_DECODED "h:" HOSTILE_C0 HOSTILE_C1 HOSTILE_BIDI HOSTILE_FFFD_25 "x\\x1b<&>\"'!"
+
+/*
+ * Abort, saying what and where, unless s is inert on a terminal:
+ * well-formed UTF-8 with no unsafe code point (unicode_is_unsafe()) but
+ * the newline, and only ASCII with ascii.
+ */
+void assert_inert_text(const char *what, const char *s, bool ascii);
+
+/* setenv(name, value); what it was before (NULL: unset), for env_restore(), which frees it. */
+char *env_set(const char *name, const char *value);
+void env_restore(const char *name, char *saved);

@@ -10,11 +10,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <inttypes.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "escape.h"
 #include "fake-tree.h"
 #include "journal-report.h"
 #include "report.h"
@@ -391,23 +391,13 @@ static char *export_hostile(size_t *ret_len) {
 
 /* Nothing in s acts on a terminal: well-formed UTF-8, no control but the line ends, no bidi. */
 static void assert_inert(const char *s) {
-        size_t n = strlen(s);
-
-        for (size_t i = 0; i < n; ) {
-                uint32_t cp = 0;
-                size_t l = utf8_decode(s + i, n - i, &cp);
-
-                if (l == 0 || (cp != '\n' && unicode_is_unsafe(cp)))
-                        fail_msg("unsafe byte 0x%02x at %zu in:\n%s", (unsigned char) s[i], i, s);
-                i += l;
-        }
+        assert_inert_text("report", s, false);
 }
 
 static void test_hostile_fields(void **state) {
         struct fixture *fx = *state;
         _cleanup_free_ char *text = NULL, *path = NULL, *out = NULL, *v = NULL;
-        const char *saved = getenv("LC_ALL");
-        _cleanup_free_ char *keep = saved ? strdup(saved) : NULL;
+        char *saved;
         size_t text_len;
 
         if (!fx->dir)
@@ -417,7 +407,7 @@ static void test_hostile_fields(void **state) {
         assert_true(asprintf(&path, "%s/hostile.journal", fx->dir) > 0);
         make_journal_n(text, text_len, path);
         /* UTF-8 lets the most through; a C locale escapes all non-ASCII on top */
-        setenv("LC_ALL", "C.UTF-8", 1);
+        saved = env_set("LC_ALL", "C.UTF-8");
 
         assert_int_equal(run_report(&out, "--file", path, "--no-color", NULL), 0);
         assert_inert(out);
@@ -441,7 +431,7 @@ static void test_hostile_fields(void **state) {
         assert_non_null(strstr(out, "busy \\xe2\\x80\\xaedesrever"));
         free(out);
 
-        /* raw and the JSON document: smartcols encodes, after sanitising to UTF-8 */
+        /* raw and the JSON document: smartcols encodes; what it leaves raw in JSON, table_print_json_members() */
         assert_int_equal(run_report(&out, "--file", path, "-r", "-o", "+MACHINE,NODES", NULL), 0);
         assert_inert(out);
         assert_int_equal(count_lines(out, NULL), 2);
@@ -450,8 +440,8 @@ static void test_hostile_fields(void **state) {
         assert_inert(out);
         free(v);
         v = jq(out, "[.batches[0].trigger, .conversions[0].namespace, .conversions[0].region] | @csv");
-        /* decoded: ESC and the newline come back; DEL, which smartcols would print raw, is U+FFFD */
-        assert_string_equal(v, "\"dax0.0\x1b[2J\x1b[H\",\"ns\xef\xbf\xbd\",\"region" EVIL_FORGED "\"");
+        /* decoded: ESC, the newline and DEL (which smartcols would print raw) come back */
+        assert_string_equal(v, "\"dax0.0\x1b[2J\x1b[H\",\"ns\x7f\",\"region" EVIL_FORGED "\"");
         free(v);
         v = NULL;
         free(out);
@@ -472,10 +462,129 @@ static void test_hostile_fields(void **state) {
         assert_inert(out);
         assert_int_equal(count_lines(out, NULL), 1);
 
-        if (keep)
-                setenv("LC_ALL", keep, 1);
-        else
-                unsetenv("LC_ALL");
+        env_restore("LC_ALL", saved);
+        unlink(path);
+}
+
+/* A record's head with HOSTILE_TEXT as the host name. */
+static void hostile_head(FILE *f, const char *id) {
+        fprintf(f, "__REALTIME_TIMESTAMP=%" PRIu64 "\n__MONOTONIC_TIMESTAMP=%" PRIu64 "\n_BOOT_ID=%s\n_PID=77\n"
+                "_COMM=memonlined\n_UID=0\nMESSAGE_ID=%s\n", USEC(T0), USEC(100), BOOT_A, id);
+        field(f, "_HOSTNAME", HOSTILE_TEXT);
+}
+
+/* HOSTILE_TEXT in every text field of every record kind. */
+static char *export_every_field_hostile(size_t *ret_len) {
+        static const struct {
+                const char *id, *fixed;
+                const char *hostile[5];
+                bool counters;
+        } records[] = {
+                { MESSAGE_ID_BATCH, "MEMONLINE_BATCH=1\n", { "MEMONLINE_TRIGGER", "MEMONLINE_DEVICE",
+                  "MEMONLINE_NAMESPACE", "MEMONLINE_REGION", "MEMONLINE_NODES" }, true },
+                { MESSAGE_ID_NODE, "MEMONLINE_BATCH=1\nMEMONLINE_NODE=0\nMEMONLINE_WRITER_NODE=0\n",
+                  { "MEMONLINE_ZONE", "MEMONLINE_CPUS" }, true },
+                { MESSAGE_ID_FAILURE, "MEMONLINE_BATCH=1\nMEMONLINE_NODE=0\nMEMONLINE_ERRNO=16\nMEMONLINE_ATTEMPTS=1\n",
+                  { "MEMONLINE_BLOCK", "MEMONLINE_ERRNO_NAME", "MESSAGE" }, false },
+                { MESSAGE_ID_DEVICE, "MEMONLINE_BLOCKS=8\nMEMONLINE_BYTES=1073741824\n",
+                  { "MEMONLINE_DEVICE", "MEMONLINE_NAMESPACE", "MEMONLINE_REGION" }, false },
+        };
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
+
+        assert_non_null(f);
+        for (size_t i = 0; i < ELEMENTSOF(records); i++) {
+                hostile_head(f, records[i].id);
+                fputs(records[i].fixed, f);
+                for (size_t k = 0; k < ELEMENTSOF(records[i].hostile) && records[i].hostile[k]; k++)
+                        field(f, records[i].hostile[k], HOSTILE_TEXT);
+                if (records[i].counters)
+                        counters(f, 8, 1000000, 1);
+                fputc('\n', f);
+        }
+        fclose(f);
+        *ret_len = n;
+        return buf;
+}
+
+/*
+ * Every output mode of report, in a UTF-8 and a C locale, over records
+ * whose every text field is HOSTILE_TEXT: nothing unsafe comes out raw
+ * (in the C locale nothing but ASCII), and the JSON values decode back to
+ * what was logged, with U+FFFD for the bytes that are no UTF-8.
+ */
+static void test_hostile_every_mode(void **state) {
+        static const struct {
+                const char *args[4];
+                const char *decoded;            /* jq filter of values that must decode to HOSTILE_DECODED */
+        } modes[] = {
+                { { NULL }, NULL },
+                { { "--failures" }, NULL },
+                { { "-r", "-o", "+MACHINE,BOOT,NODES" }, NULL },
+                { { "--failures", "-r", "-o", "+MACHINE,MESSAGE" }, NULL },
+                { { "-J", "-o", "+NODES" }, ".batches[0].host, .batches[0].trigger, .batches[0].nodes, .nodes[0].host,"
+                                              " .hosts[0].host, .conversions[0].device, .conversions[0].region" },
+                { { "--failures", "-J", "-o", "+MESSAGE" }, ".failures[0].host, .failures[0].block,"
+                                                            " .failures[0].errno, .failures[0].message" },
+                { { "--json-lines" }, ".host, .trigger, .device, .namespace, .nodes[0].zone, .nodes[0].cpus,"
+                                      " .failures[0].message, .conversion.region" },
+                { { "--failures", "--json-lines" }, ".host, .block, .errno_name, .message" },
+        };
+        static const char *const locales[] = { "C.UTF-8", "C" };
+        struct fixture *fx = *state;
+        _cleanup_free_ char *text = NULL, *path = NULL, *svg = NULL;
+        char *saved = env_set("LC_ALL", "C");
+        size_t text_len;
+
+        if (!fx->dir)
+                skip();
+
+        text = export_every_field_hostile(&text_len);
+        assert_true(asprintf(&path, "%s/every-mode.journal", fx->dir) > 0);
+        assert_true(asprintf(&svg, "%s/every-mode.svg", fx->dir) > 0);
+        make_journal_n(text, text_len, path);
+        for (size_t l = 0; l < ELEMENTSOF(locales); l++) {
+                bool ascii = !streq(locales[l], "C.UTF-8");
+
+                setenv("LC_ALL", locales[l], 1);
+                for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+                        _cleanup_free_ char *out = NULL, *label = NULL;
+                        const char *const *a = modes[m].args;
+
+                        assert_int_equal(run_report(&out, "--file", path, "--no-color", a[0], a[1], a[2], a[3], NULL), 0);
+                        assert_true(asprintf(&label, "%s %s %s", locales[l], strempty(a[0]), strempty(a[1])) > 0);
+                        /* raw is smartcols' \xNN for every byte that is not printable ASCII, in any locale */
+                        assert_inert_text(label, out, ascii || (a[0] && streq(a[0], "-r")) ||
+                                                      (a[1] && streq(a[1], "-r")));
+                        if (modes[m].decoded) {
+                                _cleanup_free_ char *got = jq(out, modes[m].decoded), *want = NULL;
+                                size_t n_values = 1;
+
+                                for (const char *c = modes[m].decoded; *c; c++)
+                                        n_values += *c == ',';
+                                /* jq prints each value on its own line */
+                                want = calloc(n_values, sizeof(HOSTILE_DECODED));
+                                assert_non_null(want);
+                                for (size_t k = 0; k < n_values; k++)
+                                        strcat(strcat(want, k > 0 ? "\n" : ""), HOSTILE_DECODED);
+                                if (!streq(got, want))
+                                        fail_msg("%s: %s decodes to\n%s", label, modes[m].decoded, got);
+                        }
+                }
+                {
+                        _cleanup_free_ char *out = NULL, *drawn = NULL;
+
+                        unlink(svg);
+                        assert_int_equal(run_report(&out, "--file", path, "--svg", svg, NULL), 0);
+                        drawn = read_all(open(svg, O_RDONLY | O_CLOEXEC));
+                        assert_inert_text("svg", drawn, ascii);
+                        /* the host label's markup is text */
+                        assert_non_null(strstr(drawn, "x\\\\x1b&lt;&amp;&gt;&quot;&apos;!"));
+                }
+        }
+        env_restore("LC_ALL", saved);
+        unlink(svg);
         unlink(path);
 }
 
@@ -1270,6 +1379,7 @@ int main(void) {
                 cmocka_unit_test(test_unreadable),
                 cmocka_unit_test(test_large),
                 cmocka_unit_test(test_hostile_fields),
+                cmocka_unit_test(test_hostile_every_mode),
                 cmocka_unit_test(test_sources),
                 cmocka_unit_test(test_machine_ids),
                 cmocka_unit_test(test_boots),

@@ -870,6 +870,57 @@ static void test_hostile_names(void **state) {
         fake_tree_free(root);
 }
 
+/*
+ * Every output mode of status, in a UTF-8 and a C locale, with HOSTILE_TEXT
+ * in a device's name, kernel settings, a rules file's name and the running
+ * batch: nothing unsafe comes out raw (in the C locale, and raw, nothing
+ * but ASCII), and JSON gives the name back with U+FFFD for what is no UTF-8.
+ */
+static void test_hostile_every_mode(void **state) {
+        static const char *const modes[] = { "--no-color", "-r", "-J" };
+        static const char *const locales[] = { "C.UTF-8", "C" };
+        _cleanup_free_ char *rules = NULL, *run = NULL;
+        char *saved = env_set("LC_ALL", "C"), *root = status_machine();
+
+        fake_add_acpi_dimm(root, "PNP0C80:" HOSTILE_TEXT, 16, 4);
+        fake_write(root, "module/memory_hotplug/parameters/online_policy", "%s\n", HOSTILE_TEXT);
+        fake_write(root, "devices/system/memory/auto_online_blocks", "%s\n", HOSTILE_TEXT);
+        fake_write(root, "rules/40-" HOSTILE_TEXT ".rules",
+                   "SUBSYSTEM==\"memory\", ACTION==\"add\", ATTR{state}=\"online\"\n");
+        /* the progress file is lines of KEY=value: no C0 in a value */
+        fake_write(root, "run/progress", "STATUS=%s\nTRIGGER=%s\nBLOCKS_TOTAL=1\n",
+                   HOSTILE_C1 HOSTILE_BIDI HOSTILE_INVALID, HOSTILE_BIDI "x" HOSTILE_INVALID);
+        assert_true(asprintf(&rules, "%s/rules", root) > 0);
+        assert_true(asprintf(&run, "%s/run", root) > 0);
+        setenv("MEMONLINED_RUNTIME_DIR", run, 1);
+        for (size_t l = 0; l < ELEMENTSOF(locales); l++) {
+                setenv("LC_ALL", locales[l], 1);
+                for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+                        _cleanup_free_ char *out = NULL, *label = NULL;
+
+                        assert_int_equal(run_status(root, &out, "--no-daemon", "--config", empty_config(root),
+                                                    "--rules-dir", rules, modes[m], NULL), 0);
+                        assert_true(asprintf(&label, "status %s %s", locales[l], modes[m]) > 0);
+                        assert_inert_text(label, out, l > 0 || streq(modes[m], "-r"));
+                        /* the hostile texts were read and shown, not dropped */
+                        if (streq(modes[m], "--no-color"))
+                                assert_non_null(strstr(out, "running batch: \\xc2\\x80"));
+                }
+        }
+        {
+                _cleanup_free_ char *out = NULL, *got = NULL;
+
+                setenv("LC_ALL", "C.UTF-8", 1);
+                assert_int_equal(run_status(root, &out, "--no-daemon", "--config", empty_config(root), "--rules-dir",
+                                            rules, "-J", NULL), 0);
+                got = jq(out, ".devices[] | select(.device | startswith(\"PNP0C80:h\")) | .device");
+                assert_string_equal(got, "PNP0C80:" HOSTILE_DECODED);
+        }
+        env_restore("LC_ALL", saved);
+        setenv("MEMONLINED_RUNTIME_DIR", "/nonexistent/memonlined-run", 1);
+        fake_tree_free(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json),
@@ -885,6 +936,7 @@ int main(void) {
                 cmocka_unit_test(test_colors),
                 cmocka_unit_test(test_exit_status),
                 cmocka_unit_test(test_hostile_names),
+                cmocka_unit_test(test_hostile_every_mode),
         };
 
         unsetenv("NO_COLOR");

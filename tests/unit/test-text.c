@@ -87,13 +87,73 @@ static void test_escape_untrusted(void **state) {
         check_escape("P99 \xc2\xb5s", true, "P99 \\xc2\\xb5s");
 }
 
-static void test_utf8_sanitize(void **state) {
-        _cleanup_free_ char *a = utf8_sanitize("ok \xc2\xb5 \x1b[1m");
-        _cleanup_free_ char *b = utf8_sanitize("bad\xff\xc2\x9b\x7f!");
+/* JSON that smartcols wrote: C0, " and \ it escaped itself; DEL, C1, bidi, separators and invalid bytes it did not. */
+static void test_escape_json_text(void **state) {
+        static const char in[] = "{\n   \"a\": \"\\\"q\\\\ \\u001b del\x7f c1\xc2\x9b rlo\xe2\x80\xae" "ls\xe2\x80\xa8"
+                                 " bad\xff\xe2\x80\" \xc2\xb5s\"\n}\n";
+        static const char want[] = "{\n   \"a\": \"\\\"q\\\\ \\u001b del\\u007f c1\\u009b rlo\\u202els\\u2028"
+                                   " bad\\ufffd\\ufffd\\ufffd\" \xc2\xb5s\"\n}\n";
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&buf, &n);
 
-        /* C0 stays for the JSON writer to escape */
-        assert_string_equal(a, "ok \xc2\xb5 \x1b[1m");
-        assert_string_equal(b, "bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd!");
+        assert_non_null(f);
+        escape_write(f, ESCAPE_JSON_TEXT, in, strlen(in));
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(buf, want);
+        free(buf);
+}
+
+/*
+ * One policy: for every code point, each style passes it as it is exactly
+ * when it is safe (and not a character the style must quote), and an
+ * unsafe one never comes out raw.
+ */
+static void test_escape_styles_agree(void **state) {
+        static const enum escape_style styles[] = { ESCAPE_TERMINAL, ESCAPE_TERMINAL_ASCII, ESCAPE_XML, ESCAPE_JSON,
+                                                    ESCAPE_JSON_TEXT };
+
+        for (uint32_t cp = 1; cp <= 0x10ffff; cp++) {
+                char in[8] = "", out[64];
+                size_t len;
+                FILE *f;
+
+                if (cp >= 0xd800 && cp <= 0xdfff)
+                        continue;
+                /* UTF-8 by hand: the decoder must not judge its own input */
+                if (cp < 0x80)
+                        in[0] = (char) cp;
+                else if (cp < 0x800)
+                        snprintf(in, sizeof(in), "%c%c", 0xc0 | cp >> 6, 0x80 | (cp & 0x3f));
+                else if (cp < 0x10000)
+                        snprintf(in, sizeof(in), "%c%c%c", 0xe0 | cp >> 12, 0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
+                else
+                        snprintf(in, sizeof(in), "%c%c%c%c", 0xf0 | cp >> 18, 0x80 | (cp >> 12 & 0x3f),
+                                 0x80 | (cp >> 6 & 0x3f), 0x80 | (cp & 0x3f));
+                len = strlen(in);
+                for (size_t i = 0; i < ELEMENTSOF(styles); i++) {
+                        enum escape_style st = styles[i];
+                        bool quoted = (st == ESCAPE_TERMINAL || st == ESCAPE_TERMINAL_ASCII || st == ESCAPE_XML ||
+                                       st == ESCAPE_JSON) && cp == '\\';
+                        bool passes;
+
+                        quoted |= st == ESCAPE_TERMINAL_ASCII && cp > 0x7f;
+                        quoted |= st == ESCAPE_XML && ((cp < 0x80 && strchr("&<>\"'", (int) cp)) || cp == 0xfffe || cp == 0xffff);
+                        quoted |= st == ESCAPE_JSON && (cp == '"' || cp == '\n' || cp == '\r' || cp == '\t');
+                        /* JSON text: its ASCII is the writer's, escaped already */
+                        if (st == ESCAPE_JSON_TEXT && cp < 0x7f) {
+                                quoted = false;
+                                passes = true;
+                        } else
+                                passes = !unicode_is_unsafe(cp) && !quoted;
+                        f = fmemopen(out, sizeof(out), "w");
+                        assert_non_null(f);
+                        escape_write(f, st, in, len);
+                        assert_int_equal(fclose(f), 0);
+                        if (passes ? !streq(out, in) : streq(out, in) || (unicode_is_unsafe(cp) && strstr(out, in)))
+                                fail_msg("style %d, U+%04X: \"%s\"", (int) st, (unsigned) cp, out);
+                }
+        }
 }
 
 static void test_json_string(void **state) {
@@ -290,9 +350,10 @@ static void test_svg_text(void **state) {
         FILE *f = open_memstream(&buf, &n);
 
         assert_non_null(f);
-        assert_int_equal(svg_write_text(f, "<a href=\"x\">&'\x1b[2J\xff\xef\xbf\xbe\xc2\xb5"), 0);
+        svg_write_text(f, "<a href=\"x\">&'\x1b[2J\xff\xef\xbf\xbe\xc2\xb5\xe2\x80\xae");
         assert_int_equal(fclose(f), 0);
-        assert_string_equal(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;\\x1b[2J\\xff\\xef\\xbf\\xbe\xc2\xb5");
+        assert_string_equal(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;\\x1b[2J\\xff\\xef\\xbf\\xbe\xc2\xb5"
+                                 "\\xe2\\x80\\xae");
         free(buf);
 }
 
@@ -333,7 +394,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_decode),
                 cmocka_unit_test(test_escape_untrusted),
-                cmocka_unit_test(test_utf8_sanitize),
+                cmocka_unit_test(test_escape_json_text),
+                cmocka_unit_test(test_escape_styles_agree),
                 cmocka_unit_test(test_json_string),
                 cmocka_unit_test(test_siphash),
                 cmocka_unit_test(test_idx_map),

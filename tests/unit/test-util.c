@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "cpuset.h"
+#include "escape.h"
 #include "fake-tree.h"
 #include "string-table.h"
 #include "sysfs.h"
@@ -177,6 +178,9 @@ static void test_escape_text(void **state) {
         assert_escaped("\x9b\xff\xc3", 64, "\\x9b\\xff\\xc3");
         assert_escaped("\xc0\xaf\xe0\x80\xaf", 64, "\\xc0\\xaf\\xe0\\x80\\xaf");
         assert_escaped("\xed\xa0\x80", 64, "\\xed\\xa0\\x80");
+        /* bidi controls and the line separator read as text but reorder or break it */
+        assert_escaped("a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x80\xa8" "d", 64,
+                       "a\\xe2\\x80\\xaeb\\xe2\\x81\\xa6c\\xe2\\x80\\xa8d");
         /* Truncated whole: never half an escape or half a character. */
         assert_escaped("ab\x1b", 6, "ab");
         assert_escaped("ab\x1b", 7, "ab\\x1b");

@@ -17,12 +17,10 @@
 #include "cpuset.h"
 #include "escape.h"
 #include "policy.h"
+#include "policy-files.h"
 #include "string-table.h"
 #include "util.h"
 
-/* All files together, the main one and its drop-ins. */
-#define POLICY_FILE_MAX (1024 * 1024)
-#define POLICY_DROPINS_MAX 256
 /* No architecture has memory blocks smaller than this. */
 #define POLICY_RANGE_ALIGN (UINT64_C(1) << 20)
 
@@ -1036,102 +1034,6 @@ static int check_policy(struct parser *ps) {
         return 0;
 }
 
-static int too_big(size_t max, char *reason, size_t reason_size) {
-        if (max < POLICY_FILE_MAX)
-                snprintf(reason, reason_size, "makes all files together larger than %d bytes (1 MiB)",
-                         POLICY_FILE_MAX);
-        else
-                snprintf(reason, reason_size, "is larger than %d bytes (1 MiB)", POLICY_FILE_MAX);
-        return -EFBIG;
-}
-
-static const char *file_kind(mode_t mode) {
-        switch (mode & S_IFMT) {
-        case S_IFDIR:
-                return "a directory";
-        case S_IFIFO:
-                return "a FIFO";
-        case S_IFCHR:
-                return "a character device";
-        case S_IFBLK:
-                return "a block device";
-        case S_IFSOCK:
-                return "a socket";
-        default:
-                return "not a regular file";
-        }
-}
-
-/*
- * The whole file, at most POLICY_FILE_MAX bytes. Only a regular file: a
- * FIFO would block the reader (and the event loop with it on reload),
- * and opening a device can do things (a watchdog starts counting). So
- * stat() first and open only a regular file, without blocking, and check
- * it is still that file.
- */
-static int read_config(const char *path, size_t max, char **ret, size_t *ret_size, char *reason, size_t reason_size) {
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
-        struct stat st, fst;
-        size_t size = 0;
-        int r;
-
-        if (stat(path, &st) < 0) {
-                r = -errno;
-                if (r == -ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-                        snprintf(reason, reason_size, "is a dangling symbolic link");
-                        return -ENOLINK;
-                }
-                snprintf(reason, reason_size, "cannot open: %s", strerror(-r));
-                return r;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                snprintf(reason, reason_size, S_ISDIR(st.st_mode) ? "is %s" : "is %s, not a regular file",
-                         file_kind(st.st_mode));
-                return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-        }
-        if ((uint64_t) st.st_size > max)
-                return too_big(max, reason, reason_size);
-        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                r = -errno;
-                snprintf(reason, reason_size, "cannot open: %s", strerror(-r));
-                return r;
-        }
-        if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino || !S_ISREG(fst.st_mode)) {
-                snprintf(reason, reason_size, "was replaced while being opened");
-                return -EAGAIN;
-        }
-        /* One byte more than allowed shows a file that grew meanwhile. */
-        buf = malloc((size_t) st.st_size + 2);
-        if (!buf) {
-                snprintf(reason, reason_size, "out of memory");
-                return -ENOMEM;
-        }
-        while (size <= (size_t) st.st_size) {
-                ssize_t n = read(fd, buf + size, (size_t) st.st_size + 1 - size);
-
-                if (n < 0) {
-                        r = -errno;
-                        if (r == -EINTR)
-                                continue;
-                        snprintf(reason, reason_size, "cannot read: %s", strerror(-r));
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        if (size > (size_t) st.st_size) {
-                snprintf(reason, reason_size, "grew while being read");
-                return -EAGAIN;
-        }
-        buf[size] = '\0';
-        *ret = TAKE_PTR(buf);
-        *ret_size = size;
-        return 0;
-}
-
 /* Names and reasons carry text from files: escaped, so they are safe to print. */
 static void set_error(struct policy_error *e, const char *file, unsigned line, const char *reason) {
         if (!e)
@@ -1232,96 +1134,15 @@ int policy_load_buffer(const char *name, const char *data, size_t size, struct p
         return parser_finish(&ps, ret, ret_error);
 }
 
-static int cmp_names(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-static void strv_free(char **v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(v[i]);
-        free(v);
-}
-
-/* "name.conf", not hidden (editors' and package managers' leftovers are). */
-static bool dropin_name(const char *name) {
-        size_t n = strlen(name);
-
-        return name[0] != '.' && n > 5 && streq(name + n - 5, ".conf");
-}
-
-/*
- * The drop-in files of dir, as paths, in strcmp() order; none if there is
- * no such directory. Subdirectories are skipped; every other *.conf is
- * read (and refused if it is not a regular file).
- */
-static int list_dropins(const char *dir, char ***ret, size_t *ret_n, char *reason, size_t reason_size) {
-        _cleanup_closedir_ DIR *d = NULL;
-        char **names = NULL;
-        size_t n = 0, allocated = 0;
-        int r = 0;
-
-        d = opendir(dir);
-        if (!d) {
-                r = -errno;
-                if (r == -ENOENT) {
-                        *ret = NULL;
-                        *ret_n = 0;
-                        return 0;
-                }
-                snprintf(reason, reason_size, r == -ENOTDIR ? "is not a directory" : "cannot read: %s",
-                         strerror(-r));
-                return r;
-        }
-        for (;;) {
-                struct dirent *de;
-                struct stat st;
-                char *path;
-
-                errno = 0;
-                de = readdir(d);
-                if (!de) {
-                        r = -errno;
-                        if (r < 0)
-                                snprintf(reason, reason_size, "cannot read: %s", strerror(-r));
-                        break;
-                }
-                if (!dropin_name(de->d_name))
-                        continue;
-                if (de->d_type == DT_DIR ||
-                    (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode)))
-                        continue;
-                if (n >= POLICY_DROPINS_MAX) {
-                        snprintf(reason, reason_size, "has more than %d drop-ins", POLICY_DROPINS_MAX);
-                        r = -E2BIG;
-                        break;
-                }
-                if (GROW(names, allocated, n + 1) < 0 || asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
-                        snprintf(reason, reason_size, "out of memory");
-                        r = -ENOMEM;
-                        break;
-                }
-                names[n++] = path;
-        }
-        if (r < 0) {
-                strv_free(names, n);
-                return r;
-        }
-        if (n > 1)
-                qsort(names, n, sizeof(*names), cmp_names);
-        *ret = names;
-        *ret_n = n;
-        return 0;
-}
-
-/* Read and parse one more file, within what is left of POLICY_FILE_MAX. */
-static int load_one(struct parser *ps, const char *path, size_t *total) {
+/* Read and parse one more file, name in dir_fd, within what is left of POLICY_FILE_MAX. */
+static int load_one(struct parser *ps, int dir_fd, const char *name, const char *path, size_t *total) {
         _cleanup_free_ char *data = NULL;
         size_t size = 0;
         int r;
 
         if (add_file(ps, path) < 0)
                 return ps->error;
-        r = read_config(path, POLICY_FILE_MAX - *total, &data, &size, ps->reason, sizeof(ps->reason));
+        r = config_read(dir_fd, name, path, POLICY_FILE_MAX - *total, &data, &size, ps->reason, sizeof(ps->reason));
         if (r < 0) {
                 ps->error = r;
                 ps->error_file = ps->file;
@@ -1332,42 +1153,81 @@ static int load_one(struct parser *ps, const char *path, size_t *total) {
         return parse_data(ps, data, size);
 }
 
+/* path's directory and its last component (trailing slashes dropped). NULL on ENOMEM. */
+static char *split_path(const char *path, const char **ret_name) {
+        size_t n = strlen(path);
+        const char *slash;
+        char *dir;
+
+        while (n > 1 && path[n - 1] == '/')
+                n--;
+        dir = strndup(path, n);
+        if (!dir)
+                return NULL;
+        slash = strrchr(dir, '/');
+        if (!slash) {
+                *ret_name = path;
+                free(dir);
+                return strdup(".");
+        }
+        *ret_name = path + (slash - dir) + 1;
+        if (**ret_name == '\0')
+                *ret_name = ".";                /* path is "/" */
+        dir[slash == dir ? 1 : (size_t) (slash - dir)] = '\0';
+        return dir;
+}
+
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error) {
-        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ char *dropin_dir = NULL, *dir = NULL;
+        _cleanup_close_ int dir_fd = -1, dropin_fd = -1;
         char reason[sizeof(((struct policy_error *) NULL)->reason)];
         char **dropins = NULL;
         size_t n_dropins = 0, total = 0;
+        const char *name = NULL;
         struct parser ps;
         struct stat st;
+        bool have_main;
         int r;
 
         if (!path || !ret) {
                 set_error(ret_error, path ?: "", 0, "no file given");
                 return -EINVAL;
         }
-        if (asprintf(&dir, "%s.d", path) < 0) {
+        dir = split_path(path, &name);
+        if (!dir || asprintf(&dropin_dir, "%s.d", path) < 0) {
                 set_error(ret_error, path, 0, "out of memory");
                 return -ENOMEM;
         }
-        r = list_dropins(dir, &dropins, &n_dropins, reason, sizeof(reason));
+        /* Both the file and its drop-in directory are read from here. */
+        r = config_dir_open(dir, &dir_fd, reason, sizeof(reason));
+        if (r == -ENOENT) {
+                set_error(ret_error, path, 0, "cannot open: No such file or directory");
+                return -ENOENT;
+        }
         if (r < 0) {
                 set_error(ret_error, dir, 0, reason);
                 return r;
         }
+        r = config_list_dropins(dropin_dir, &dropin_fd, &dropins, &n_dropins, reason, sizeof(reason));
+        if (r < 0) {
+                set_error(ret_error, dropin_dir, 0, reason);
+                return r;
+        }
         /* Without the main file the drop-ins apply over the defaults; with neither, there is nothing. */
-        if (n_dropins == 0 && stat(path, &st) < 0 && errno == ENOENT && lstat(path, &st) < 0) {
+        have_main = fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if (n_dropins == 0 && !have_main && errno == ENOENT) {
                 set_error(ret_error, path, 0, "cannot open: No such file or directory");
                 return -ENOENT;
         }
         r = parser_start(&ps, path, ret_error);
         if (r < 0) {
-                strv_free(dropins, n_dropins);
+                config_dropins_free(dropins, n_dropins);
                 return r;
         }
-        if (n_dropins == 0 || lstat(path, &st) == 0)
-                (void) load_one(&ps, path, &total);
+        if (n_dropins == 0 || have_main)
+                (void) load_one(&ps, dir_fd, name, path, &total);
         for (size_t i = 0; i < n_dropins && ps.error == 0; i++)
-                (void) load_one(&ps, dropins[i], &total);
-        strv_free(dropins, n_dropins);
+                (void) load_one(&ps, dropin_fd, strrchr(dropins[i], '/') + 1, dropins[i], &total);
+        config_dropins_free(dropins, n_dropins);
         return parser_finish(&ps, ret, ret_error);
 }

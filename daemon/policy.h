@@ -140,7 +140,10 @@ int policy_new_default(struct policy **ret);
  * *ret is untouched. No PATH and no drop-ins is -ENOENT.
  * Only a regular file of at most 1 MiB is read, never blocking: anything
  * else fails as a whole ("FILE: reason", line 0): -EISDIR, -EINVAL (a FIFO,
- * a device, a socket), -ENOLINK (a dangling symbolic link), -EFBIG.
+ * a device, a socket), -ENOLINK (a dangling symbolic link), -EFBIG. So
+ * does a file, its directory, the drop-in directory or a link's target
+ * (and its directory) that someone but root or us owns or may write:
+ * -EPERM (policy-files.h).
  * Names and reasons in ret_error are escaped (escape_text()): safe to print.
  */
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error);

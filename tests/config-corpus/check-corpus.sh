@@ -13,6 +13,10 @@ corpus="$top_srcdir/tests/config-corpus"
 T=$(mktemp -d /tmp/memonline-corpus-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
+# memonlined reads a policy only root (or its own user) may write: the cases
+# as ours, with no group or other write bit whatever the checkout's owner and umask.
+umask 022
+cp -R "$corpus/cases" "$T/cases"
 n=0
 failed=0
 
@@ -41,6 +45,11 @@ while IFS=$'\t' read -r name outcome regex; do
         if [ "${name:0:1}" = @ ]; then
                 path="$T/${name:1}.conf"
                 "$SHELL" "$corpus/make-special.sh" "$name" "$path"
+                if [ $? -eq 77 ]; then
+                        echo "ok $n - $name # SKIP this system cannot make it (as root only)"
+                        rm -rf "$path" "$path.d"
+                        continue
+                fi
                 if [ "$name" = @unreadable ]; then
                         if [ -n "$unreadable_skip" ]; then
                                 echo "ok $n - $name # SKIP $unreadable_skip"
@@ -49,7 +58,7 @@ while IFS=$'\t' read -r name outcome regex; do
                         [ ${#as_reader[@]} -eq 0 ] || { runner=("${as_reader[@]}"); bin="$T/memonlined"; }
                 fi
         else
-                path="$corpus/cases/$name"
+                path="$T/cases/$name"
         fi
         timeout 10 "${runner[@]}" "$bin" --check-config --config "$path" >"$T/out" 2>"$T/err"
         rc=$?

@@ -369,6 +369,7 @@ static void reload_corpus(struct fixture *f) {
         while (getline(&line, &n, m) > 0) {
                 _cleanup_free_ char *cmd = NULL;
                 char *name = line, *outcome;
+                int r;
 
                 if (line[0] == '#' || !strchr(line, '\t'))
                         continue;
@@ -388,7 +389,10 @@ static void reload_corpus(struct fixture *f) {
                                              "cp -r '%s/tests/config-corpus/cases/%s.d' '%s.d'; }",
                                              f->conf, f->conf, srcdir, name, f->conf, srcdir, name, srcdir, name,
                                              f->conf) > 0);
-                assert_int_equal(system(cmd), 0);
+                r = system(cmd);
+                if (WIFEXITED(r) && WEXITSTATUS(r) == 77)
+                        continue;       /* make-special.sh cannot make it here (not root) */
+                assert_int_equal(r, 0);
                 if (loop_reload(f->loop) < 0)
                         corpus_refused++;
                 else
@@ -436,16 +440,19 @@ static int thread_failure_child(struct fixture *f) {
         struct rlimit rl;
         int r;
 
+        write_conf(f, CONF_MOVABLE);
+        fake_mkdir(f->root, "run");
         if (geteuid() == 0) {
                 const struct passwd *pw = getpwnam("nobody");
                 _cleanup_free_ char *cmd = NULL;
 
-                if (!pw || asprintf(&cmd, "chmod -R a+rwX '%s'", f->root) < 0 || system(cmd) != 0)
+                /* nobody may write the tree, but a config anyone may write is refused: root's, 0644 */
+                if (!pw || asprintf(&cmd, "chmod -R a+rwX '%s' && chmod go-w '%s' '%s'", f->root, f->root, f->conf) < 0 ||
+                    system(cmd) != 0)
                         return 10;
                 if (setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
                         return 11;
         }
-        write_conf(f, CONF_MOVABLE);
         new_loop(f, 0);
         /* No new thread for this user: pthread_create() fails with EAGAIN. */
         if (getrlimit(RLIMIT_NPROC, &rl) < 0)

@@ -137,13 +137,14 @@ static char *shipped_text(void) {
 
 static void test_shipped_conf(void **state) {
         _cleanup_policy_ struct policy *p = NULL;
-        _cleanup_free_ char *path = shipped_path();
+        _cleanup_free_ char *text = shipped_text(), *path = NULL;
         struct policy_error err = {};
         int r;
 
-        (void) state;
-        if (!path)
+        if (!text)
                 skip();
+        /* a copy: the checkout may be another user's, or group-writable, which policy_load() refuses */
+        path = write_conf(state, "memonlined.conf", text, strlen(text));
         r = policy_load(path, &p, &err);
         if (r < 0)
                 fail_msg("%s:%u: %s", err.file, err.line, err.reason);
@@ -769,7 +770,11 @@ static void test_not_regular(void **state) {
         assert_int_equal(mkfifo(fifo, 0600), 0);
         expect_file_error(fifo, -EINVAL, "is a FIFO, not a regular file");
 
-        expect_file_error(dir, -EISDIR, "is a directory");
+        /* a directory of its own: the state's parent is /tmp, which no policy is read from */
+        fake_mkdir(dir, "dir.conf");
+        free(fifo);
+        assert_true(asprintf(&fifo, "%s/dir.conf", dir) > 0);
+        expect_file_error(fifo, -EISDIR, "is a directory");
 
         assert_true(asprintf(&dev, "%s/null.conf", dir) > 0);
         assert_int_equal(symlink("/dev/null", dev), 0);
@@ -918,6 +923,141 @@ static void test_dropin_errors(void **state) {
         expect_path_error(main_conf, -ENOTDIR, fifo, 0, "not a directory");
 }
 
+/* ---- who may write the policy: root (or we) alone ------------------------- */
+
+/*
+ * Writable by group or others, a file, its directory or the drop-in
+ * directory: refused as a whole (-EPERM, "FILE: reason"), sticky or not.
+ * The state directory is 0700 in /tmp: /tmp (1777) is no directory a
+ * policy is read from, so it does not count.
+ */
+static void test_writable_refused(void **state) {
+        enum { MAIN, DROPIN, DROPIN_DIR, DIR, _PATHS };
+        static const struct {
+                unsigned which;
+                mode_t mode, restore;
+                const char *why;
+        } cases[] = {
+                { MAIN, 0666, 0644, "is writable by group and others (mode 0666)" },
+                { MAIN, 0620, 0644, "is writable by group (mode 0620)" },
+                { MAIN, 0602, 0644, "is writable by others (mode 0602)" },
+                { DROPIN, 0664, 0444, "is writable by group (mode 0664)" },
+                { DROPIN_DIR, 0777, 0755, "is writable by group and others (mode 0777)" },
+                { DROPIN_DIR, 01777, 0755, "is writable by group and others (mode 1777)" },
+                { DIR, 0770, 0700, "is writable by group (mode 0770)" },
+        };
+        const char *dir = *state;
+        _cleanup_policy_ struct policy *p = NULL;
+        char *paths[_PATHS] = {};
+
+        paths[MAIN] = write_conf(state, "m.conf", "[daemon]\nsettle_ms = 10\n", 24);
+        assert_true(asprintf(&paths[DROPIN_DIR], "%s.d", paths[MAIN]) > 0);
+        assert_true(asprintf(&paths[DROPIN], "%s/a.conf", paths[DROPIN_DIR]) > 0);
+        paths[DIR] = strdup(dir);
+        fake_write(dir, "m.conf.d/a.conf", "[daemon]\nretries = 7\n");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *path = paths[cases[i].which];
+
+                assert_int_equal(chmod(path, cases[i].mode), 0);
+                expect_path_error(paths[MAIN], -EPERM, path, 0, cases[i].why);
+                /* the file's own directory counts whether or not the file is there */
+                if (cases[i].which == DIR) {
+                        assert_int_equal(unlink(paths[MAIN]), 0);
+                        expect_path_error(paths[MAIN], -EPERM, path, 0, cases[i].why);
+                }
+                assert_int_equal(chmod(path, cases[i].restore), 0);
+        }
+
+        /* read-only for all, and 0700 above it: fine */
+        p = load_path_ok(paths[MAIN]);
+        assert_int_equal(p->retries, 7);
+        for (size_t i = 0; i < _PATHS; i++)
+                free(paths[i]);
+}
+
+/* A linked drop-in (or main file) is judged by its target and the target's directory. */
+static void test_links_judged_by_target(void **state) {
+        const char *dir = *state;
+        _cleanup_policy_ struct policy *p = NULL;
+        _cleanup_free_ char *main_conf = NULL, *link = NULL, *target = NULL, *target_dir = NULL, *want = NULL;
+
+        main_conf = write_conf(state, "m.conf", "[daemon]\nsettle_ms = 10\n", 24);
+        fake_write(dir, "shared/t.conf", "[daemon]\nretries = 5\n");
+        assert_true(asprintf(&target_dir, "%s/shared", dir) > 0);
+        assert_true(asprintf(&target, "%s/t.conf", target_dir) > 0);
+        assert_true(asprintf(&link, "%s.d/50-t.conf", main_conf) > 0);
+        fake_symlink(dir, "m.conf.d/50-t.conf", "../shared/t.conf");
+
+        p = load_path_ok(main_conf);
+        assert_int_equal(p->retries, 5);
+
+        /* the target anyone may write: the link is no way round it */
+        assert_int_equal(chmod(target, 0646), 0);
+        assert_true(asprintf(&want, "links to %s, which is writable by others (mode 0646)", target) > 0);
+        expect_path_error(main_conf, -EPERM, link, 0, want);
+        assert_int_equal(chmod(target, 0644), 0);
+
+        /* a safe file in a directory anyone may write: it can be swapped */
+        assert_int_equal(chmod(target_dir, 0777), 0);
+        free(want);
+        assert_true(asprintf(&want, "links into %s, which is writable by group and others (mode 0777)",
+                             target_dir) > 0);
+        expect_path_error(main_conf, -EPERM, link, 0, want);
+        assert_int_equal(chmod(target_dir, 0755), 0);
+
+        /* the main file as a link: the same */
+        assert_int_equal(unlink(main_conf), 0);
+        fake_symlink(dir, "m.conf", "shared/t.conf");
+        policy_unrefp(&p);
+        p = load_path_ok(main_conf);
+        assert_int_equal(p->retries, 5);
+        assert_int_equal(chmod(target, 0666), 0);
+        free(want);
+        assert_true(asprintf(&want, "links to %s, which is writable by group and others (mode 0666)", target) > 0);
+        expect_path_error(main_conf, -EPERM, main_conf, 0, want);
+}
+
+/* Owned by another user (root runs the tests in CI): refused, the file, a directory or a link's target. */
+static void test_foreign_owner_refused(void **state) {
+        const char *dir = *state;
+        _cleanup_free_ char *main_conf = NULL, *dropins = NULL, *link = NULL, *target = NULL, *want = NULL;
+
+        if (geteuid() != 0)
+                skip();         /* only root gives a file away */
+        main_conf = write_conf(state, "m.conf", "[daemon]\nsettle_ms = 10\n", 24);
+        assert_true(asprintf(&dropins, "%s.d", main_conf) > 0);
+        fake_write(dir, "shared/t.conf", "[daemon]\nretries = 5\n");
+        fake_symlink(dir, "m.conf.d/50-t.conf", "../shared/t.conf");
+        assert_true(asprintf(&target, "%s/shared/t.conf", dir) > 0);
+        assert_true(asprintf(&link, "%s/50-t.conf", dropins) > 0);
+
+        assert_int_equal(chown(main_conf, 65534, 65534), 0);
+        expect_path_error(main_conf, -EPERM, main_conf, 0, "is owned by uid 65534, not by root");
+        assert_int_equal(chown(main_conf, 0, 0), 0);
+
+        assert_int_equal(chown(dropins, 65534, 0), 0);
+        expect_path_error(main_conf, -EPERM, dropins, 0, "is owned by uid 65534, not by root");
+        assert_int_equal(chown(dropins, 0, 0), 0);
+
+        assert_int_equal(chown(dir, 65534, 0), 0);
+        expect_path_error(main_conf, -EPERM, dir, 0, "is owned by uid 65534, not by root");
+        assert_int_equal(chown(dir, 0, 0), 0);
+
+        assert_int_equal(chown(target, 65534, 0), 0);
+        assert_true(asprintf(&want, "links to %s, which is owned by uid 65534, not by root", target) > 0);
+        expect_path_error(main_conf, -EPERM, link, 0, want);
+        assert_int_equal(chown(target, 0, 0), 0);
+
+        /* the link itself may be anyone's: its directory and target are what count */
+        assert_int_equal(lchown(link, 65534, 65534), 0);
+        {
+                _cleanup_policy_ struct policy *p = load_path_ok(main_conf);
+
+                assert_int_equal(p->retries, 5);
+        }
+}
+
 /* Drop-ins apply without the main file; with neither there is nothing (-ENOENT). */
 static void test_dropins_without_main(void **state) {
         const char *dir = *state;
@@ -967,7 +1107,7 @@ static void test_zone_strings(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),
-                cmocka_unit_test(test_shipped_conf),
+                cmocka_unit_test_setup_teardown(test_shipped_conf, setup, teardown),
                 cmocka_unit_test(test_shipped_no_live_keys),
                 cmocka_unit_test_setup_teardown(test_shipped_defaults, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_shipped_examples, setup, teardown),
@@ -995,6 +1135,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dropins, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dropin_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dropins_without_main, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_writable_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_links_judged_by_target, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_foreign_owner_refused, setup, teardown),
                 cmocka_unit_test(test_zone_strings),
         };
 

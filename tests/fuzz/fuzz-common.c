@@ -72,7 +72,8 @@ void fuzz_write_file(const char *dir, const char *name, const char *data, size_t
                 fuzz_fail(__FILE__, __LINE__, "mkdir");
         snprintf(path, sizeof(path), "%s/%s", dir, name);
         f = fopen(path, "we");
-        if (!f || (size > 0 && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        /* 0600 whatever the umask: memonlined refuses a policy that group or others may write */
+        if (!f || fchmod(fileno(f), 0600) < 0 || (size > 0 && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
                 fuzz_fail(__FILE__, __LINE__, "write file");
 }
 

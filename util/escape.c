@@ -6,6 +6,8 @@
 /* What one unit of input (a code point, or one byte of invalid UTF-8) can grow to: four bytes as \xNN. */
 #define UNIT_MAX 16
 
+static const char hex[] = "0123456789abcdef";
+
 size_t utf8_decode(const char *str, size_t avail, uint32_t *ret_cp) {
         const unsigned char *s = (const unsigned char *) str;
         uint32_t cp, min;
@@ -55,8 +57,6 @@ static size_t put(char *o, const char *s) {
 }
 
 static size_t put_hex(char *o, const char *p, size_t len) {
-        static const char hex[] = "0123456789abcdef";
-
         for (size_t k = 0; k < len; k++) {
                 unsigned char c = (unsigned char) p[k];
 
@@ -70,8 +70,6 @@ static size_t put_hex(char *o, const char *p, size_t len) {
 
 static size_t escape_json_unit(enum escape_style style, char *o, const char *p, size_t len, uint32_t cp,
                                bool valid) {
-        static const char hex[] = "0123456789abcdef";
-
         if (!valid)
                 return put(o, "\\ufffd");
         if (style == ESCAPE_JSON_TEXT && cp < 0x7f) {

@@ -421,7 +421,7 @@ class Suite(FaultScenarios, ZoneScenarios):
             check("systemd" not in self.udev_tags(b),
                   "%s was tagged for systemd while memonlined ran: %s" % (b, self.udev_tags(b)))
         # Stopped (not masked): the next hot-add pulls the service in again.
-        self.sh("systemctl stop memonlined && test ! -e /run/memonlined")
+        self.sh("systemctl stop memonlined && test ! -e /run/memonlined/running")
         cursor = self.cursor()
         self.mark()
         self.vm.hotplug_dimm(1, 512 * MiB)

@@ -238,19 +238,25 @@ static int on_step(sd_event_source *s, uint64_t usec, void *userdata) {
         struct step *st = userdata;
 
         st->fn(st->f);
-        free(st);
-        sd_event_source_disable_unref(s);
+        sd_event_source_disable_unref(s);       /* frees st */
         return 0;
 }
 
-/* Run fn at msec after the loop starts; the loop must be running (call from a step) or set up. */
+/*
+ * Run fn at msec after the loop starts; the loop must be running (call from a step) or set up.
+ * A step still pending when the loop ends is freed with it.
+ */
 static void at(struct fixture *f, uint64_t msec, step_fn fn) {
         struct step *st = calloc(1, sizeof(*st));
+        sd_event_source *s = NULL;
 
         assert_non_null(st);
         *st = (struct step) { f, fn };
-        assert_true(sd_event_add_time_relative(loop_get_event(f->loop), NULL, CLOCK_MONOTONIC, msec * MSEC, 1,
+        assert_true(sd_event_add_time_relative(loop_get_event(f->loop), &s, CLOCK_MONOTONIC, msec * MSEC, 1,
                                                on_step, st) >= 0);
+        assert_true(sd_event_source_set_destroy_callback(s, free) >= 0);
+        assert_true(sd_event_source_set_floating(s, true) >= 0);
+        sd_event_source_unref(s);
 }
 
 static void stop(struct fixture *f) {
@@ -719,6 +725,43 @@ static void test_add_during_stop(void **state) {
         assert_true(err_has(f, "restored auto_online_blocks to \"online_movable\""));
 }
 
+/* Adds that keep coming through the whole stop: past its last job, the rest is named, not left silently. */
+static uint64_t endless_next;
+
+static void endless_feed(struct fixture *f) {
+        add_and_feed(f, endless_next++);
+        if (endless_next < 300)
+                at(f, 10, endless_feed);
+}
+
+static void stop_into_stream(struct fixture *f) {
+        stop(f);
+        endless_next = 100;
+        endless_feed(f);
+}
+
+static void test_stop_names_what_it_left(void **state) {
+        struct fixture *f = *state;
+        unsigned long named = 0;
+        size_t offline = 0;
+        const char *w;
+
+        start_with(f, CONF_MOVABLE, 20, 0);
+        at(f, 10, stop_into_stream);
+        assert_int_equal(loop_run(f->loop), 0);
+        for (uint64_t id = 100; id < endless_next; id++)
+                offline += has_state(f, id, "offline");
+        /* The last jobs took most of them; the stream outlasted them. */
+        assert_true(offline > 0 && offline < endless_next - 100);
+        fflush(f->err_f);
+        w = strstr(f->err, "stopping: ");
+        while (w && !strstr(w, "added during the stop stay offline"))
+                w = strstr(w + 1, "stopping: ");
+        assert_non_null(w);
+        assert_int_equal(sscanf(w, "stopping: %lu block(s)", &named), 1);
+        assert_int_equal(named, offline);
+}
+
 static void stream_feed(struct fixture *f) {
         static uint64_t next = 36;
 
@@ -844,6 +887,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_held_block_onlined_at_stop, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hold_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_add_during_stop, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stop_names_what_it_left, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_linked_batch_starts_early, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unlinked_batch_waits, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),

@@ -534,7 +534,8 @@ class FaultScenarios:
     def s_kill9_batch_phases(self):
         """kill -9 with take_over_auto_online = yes at each phase of a
         batch: events waiting in the settle window, blocks being written,
-        the stop's last job, right after the start. After each restart
+        the stop's last job (16 GiB each, so the watcher finds them writing),
+        right after the start. After each restart
         every block is online and the admin's value is still the one saved."""
         self.admin_online()
         kill = "kill -9 $(systemctl show -p MainPID --value memonlined)"
@@ -547,10 +548,11 @@ class FaultScenarios:
                 self.wait_new_blocks(4)
                 self.sh(kill)
             elif phase == "writing":
-                watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 32, "action": kill}
+                # 128 blocks: 32 were all online before the watcher's first look on 6.12.
+                watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 128, "action": kill}
                 pid = self.vm.guest_exec_start(["/bin/bash", "-c", watcher], timeout=150)
                 time.sleep(0.5)
-                self.vm.hotplug_dimm(1, 4 * GiB)
+                self.vm.hotplug_dimm(1, 16 * GiB)
                 wr = self.vm.guest_exec_wait(pid, timeout=150)
                 self.check(wr.rc == 0, "could not kill mid-batch: %s" % wr.out.strip())
             elif phase == "stopping":

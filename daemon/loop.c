@@ -214,12 +214,15 @@ static void check_auto_online(struct loop *c) {
 
         if (!c->auto_online_taken)
                 return;
-        if (c->auto_online_watch_fd >= 0)
+        if (c->auto_online_watch_fd >= 0) {
                 written = auto_online_watch_read(c->auto_online_watch_fd);
+                if (written == 0)
+                        return;
+                if (written < 0)
+                        unwatch_auto_online(c);         /* broken: the value decides from now on */
+        }
         r = sysfs_read(c->sysfs_root, AUTO_ONLINE_ATTR, &now);
-        if (written == 0 && r >= 0 && streq(now, "offline"))
-                return;
-        if (written == 0 && r < 0)
+        if (written <= 0 && (r < 0 || streq(now, "offline")))
                 return;         /* unreadable now: the restore at stop says so */
         r = auto_online_release(c->auto_online_state);
         if (r < 0)
@@ -652,12 +655,12 @@ static void maybe_start_job(struct loop *c) {
         int r;
 
         if (!c->runner_busy && !c->exiting) {
-                check_auto_online(c);
                 r = take_due_job(c, false, &j);
                 if (r < 0) {
                         request_rescan(c, "retry");
                         retry_later(c, "cannot prepare the next batch", r);
                 } else if (j) {
+                        check_auto_online(c);   /* without a watch, the only look between start and stop */
                         r = start_job(c, j);
                         if (r < 0) {
                                 request_rescan(c, "retry");

@@ -29,7 +29,7 @@
 #define PROGRESS_INTERVAL_USEC (500 * USEC_PER_MSEC)
 /* Online events kept for the next job; past this it reads the topology again instead. */
 #define TOUCHED_MAX (1U << 16)
-/* Last jobs at a stop, each for the add events that came during the one before. */
+/* Last jobs at a stop, each for the add events that came during the one before; all within one stop timeout. */
 #define STOP_JOBS_MAX 4
 
 struct loop {
@@ -833,8 +833,23 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         struct loop *c = userdata;
 
+        int r;
+
         if (!c->runner_busy)
                 return 0;
+        if (c->stop_jobs > 0 && !atomic_load(&c->stop)) {
+                /* The stop's own jobs had their time: end the running one as SIGTERM ended the batch. */
+                report_log(c->reporter, LOG_WARNING, NULL,
+                           "stopping: the last jobs are still writing after %.1f s; finishing the writes in flight, "
+                           "the rest waits for the next start", (double) c->stop_timeout_usec / (double) USEC_PER_SEC);
+                atomic_store(&c->stop, true);
+                c->stop_jobs = STOP_JOBS_MAX;
+                r = sd_event_source_set_time_relative(s, c->stop_timeout_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                if (r >= 0)
+                        return 0;
+        }
         report_log(c->reporter, LOG_WARNING, NULL,
                    "stopping: the runner is still busy after %.1f s (memory%llu was its last block); exiting without "
                    "it, the next start's coldplug finishes its work",

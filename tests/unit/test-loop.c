@@ -762,6 +762,31 @@ static void test_stop_names_what_it_left(void **state) {
         assert_int_equal(named, offline);
 }
 
+/* The stop's own jobs are bounded like the batch a SIGTERM interrupts: ended between writes, no error. */
+static void feed_thirty(struct fixture *f) {
+        for (uint64_t id = 40; id < 70; id++)
+                add_and_feed(f, id);
+}
+
+static void test_stop_jobs_bounded(void **state) {
+        struct fixture *f = *state;
+        size_t online = 0;
+        uint64_t t0;
+
+        /* 30 adds wait in a long settle window; the stop's job would take 30 x 50 ms. */
+        start_with(f, "[daemon]\nsettle_ms = 5000\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 50, 300 * MSEC);
+        at(f, 20, feed_thirty);
+        at(f, 300, stop_when_idle);
+        t0 = now_usec();
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(now_usec() - t0 < 1200 * MSEC);
+        for (uint64_t id = 40; id < 70; id++)
+                online += has_state(f, id, "online_movable");
+        assert_true(online > 0 && online < 30);
+        assert_true(err_has(f, "stopping: the last jobs are still writing after 0.3 s"));
+}
+
 static void stream_feed(struct fixture *f) {
         static uint64_t next = 36;
 
@@ -888,6 +913,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_hold_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_add_during_stop, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_names_what_it_left, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stop_jobs_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_linked_batch_starts_early, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unlinked_batch_waits, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include "coexist.h"
 #include "sysfs.h"
@@ -250,15 +251,13 @@ finish:
         return r;
 }
 
-/* "online", "online_movable", ...: short, lower case; anything else is not ours to write back. */
-static bool auto_online_value_ok(const char *v) {
+bool auto_online_value_ok(const char *v) {
         size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz_");
 
         return n > 0 && n <= 32 && v[n] == '\0';
 }
 
-/* The saved value, or NULL (missing or malformed file). */
-static int read_saved(const char *state_path, char **ret) {
+int auto_online_saved(const char *state_path, char **ret) {
         _cleanup_free_ char *v = NULL;
         int r;
 
@@ -299,18 +298,17 @@ static int write_saved(const char *state_path, const char *value) {
         return r;
 }
 
-/* Like "echo value > attr": O_TRUNC is a no-op on sysfs and keeps a test tree's file exact. */
+/*
+ * Like "echo value > attr": O_TRUNC is a no-op on sysfs and keeps a test
+ * tree's file exact. Opened beneath the root like every state write, so a
+ * link in a test tree cannot take the write out of it.
+ */
 static int write_auto_online(const char *root, const char *value) {
-        _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -1;
-        int r;
 
-        r = sysfs_path(&path, root, AUTO_ONLINE_ATTR);
-        if (r < 0)
-                return r;
-        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        fd = sysfs_open(root, AUTO_ONLINE_ATTR, O_WRONLY | O_TRUNC | O_NOCTTY);
         if (fd < 0)
-                return -errno;
+                return fd;
         return sysfs_write_fd(fd, value);
 }
 
@@ -325,7 +323,7 @@ int auto_online_take_over(const char *sysfs_root, const char *state_path, char *
         }
         if (r < 0)
                 return r;
-        r = read_saved(state_path, &saved);
+        r = auto_online_saved(state_path, &saved);
         if (r < 0)
                 return r;
         if (streq(current, "offline")) {
@@ -353,7 +351,7 @@ int auto_online_restore(const char *sysfs_root, const char *state_path, const ch
         int r;
 
         if (!previous) {
-                r = read_saved(state_path, &saved);
+                r = auto_online_saved(state_path, &saved);
                 if (r < 0)
                         return r;
                 previous = saved;
@@ -377,4 +375,45 @@ int auto_online_restore(const char *sysfs_root, const char *state_path, const ch
         if (ret_found)
                 *ret_found = TAKE_PTR(current);
         return r;
+}
+
+int auto_online_release(const char *state_path) {
+        if (state_path && unlink(state_path) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+int auto_online_watch(const char *sysfs_root, int *ret_fd) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        r = sysfs_path(&path, sysfs_root, AUTO_ONLINE_ATTR);
+        if (r < 0)
+                return r;
+        fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (inotify_add_watch(fd, path, IN_MODIFY | IN_DONT_FOLLOW) < 0)
+                return -errno;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int auto_online_watch_read(int fd) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        int written = 0;
+
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return errno == EAGAIN ? written : -errno;
+                if (n == 0)
+                        return written;
+                /* IN_MODIFY; or IN_Q_OVERFLOW, IN_IGNORED: events lost or the watch gone, so maybe written. */
+                written = 1;
+        }
 }

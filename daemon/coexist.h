@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -46,11 +47,19 @@ int coexist_slow_settings(const char *sysfs_root, struct conflicts *ret);
  * Taking over from kernel auto-online: while memonlined runs,
  * auto_online_blocks reads "offline" and hot-added memory waits for us.
  * The value found first is kept in state_path (in the runtime directory,
- * which survives an automatic restart), so a daemon restarted after a
- * crash restores the original, not its predecessor's "offline". A NULL
- * state_path keeps it in memory only.
+ * kept for the whole boot), so a daemon started after a crash or a failed
+ * start restores the original, not its predecessor's "offline". The file
+ * exists exactly while memonlined owns the setting. A NULL state_path
+ * keeps it in memory only.
  */
 #define AUTO_ONLINE_ATTR "devices/system/memory/auto_online_blocks"
+/* The file in the runtime directory. */
+#define AUTO_ONLINE_STATE_FILE "auto_online_blocks"
+
+/* "online", "online_movable", ...: short, lower case; anything else is not ours to write back or show. */
+bool auto_online_value_ok(const char *v);
+/* The value saved in state_path, or *ret NULL (no file, or a malformed one). */
+int auto_online_saved(const char *state_path, char **ret);
 
 /*
  * Write "offline" unless auto_online_blocks already says so. *ret_previous
@@ -70,3 +79,15 @@ int auto_online_take_over(const char *sysfs_root, const char *state_path, char *
  */
 int auto_online_restore(const char *sysfs_root, const char *state_path, const char *previous,
                         char **ret_found);
+
+/* Someone else wrote the setting: it is theirs now, nothing is restored. Removes state_path. */
+int auto_online_release(const char *state_path);
+
+/*
+ * An inotify descriptor (non-blocking) that becomes readable when anyone
+ * writes auto_online_blocks: every successful write(2), even of the value
+ * it already holds, which no read can tell. The link itself is not followed.
+ */
+int auto_online_watch(const char *sysfs_root, int *ret_fd);
+/* Drains it: 1 if a write was seen (or events were lost), 0 if none, -errno. */
+int auto_online_watch_read(int fd);

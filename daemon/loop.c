@@ -18,6 +18,7 @@
 #include "policy.h"
 #include "report.h"
 #include "runner.h"
+#include "sysfs.h"
 #include "util.h"
 
 /* Retries of undone work back off to this and stay there. */
@@ -28,6 +29,8 @@
 #define PROGRESS_INTERVAL_USEC (500 * USEC_PER_MSEC)
 /* Online events kept for the next job; past this it reads the topology again instead. */
 #define TOUCHED_MAX (1U << 16)
+/* Last jobs at a stop, each for the add events that came during the one before; all within one stop timeout. */
+#define STOP_JOBS_MAX 4
 
 struct loop {
         char *config_path;
@@ -39,7 +42,10 @@ struct loop {
         /* Kernel auto-online taken over: the value to give back at stop. */
         bool auto_online_taken;
         char *auto_online_previous;
-        char *auto_online_state;        /* <runtime dir>/auto_online_blocks: survives a restart; NULL: none */
+        char *auto_online_state;        /* <runtime dir>/auto_online_blocks: kept for the boot; NULL: none */
+        int auto_online_watch_fd;       /* inotify on auto_online_blocks while taken; -1: none */
+        sd_event_source *auto_online_source;
+        bool auto_online_foreign;       /* someone else wrote it while we held it: theirs until a restart */
 
         struct runner runner_ctx;       /* what the runner thread needs */
         struct policy *policy;          /* jobs hold their own references */
@@ -72,7 +78,7 @@ struct loop {
         atomic_bool more_work;          /* another job is queued: the runner may hold a block for it */
         struct job_progress progress;   /* the running job's, written by the runner thread */
         bool exiting;
-        bool final_job_done;            /* the stop's job for held blocks has run */
+        unsigned stop_jobs;             /* the stop's last jobs so far */
 
         /* Watchdog: the last sign of progress. */
         uint64_t watchdog_usec;         /* 0: systemd asked for none */
@@ -117,6 +123,9 @@ void loop_free(struct loop *c) {
         sd_event_source_unref(c->watchdog_source);
         sd_event_source_unref(c->stop_source);
         sd_event_source_unref(c->progress_source);
+        sd_event_source_unref(c->auto_online_source);
+        if (c->auto_online_watch_fd >= 0)
+                close(c->auto_online_watch_fd);
         sd_event_unref(c->event);
         monitor_free(c->monitor);
         if (c->done_fd >= 0)
@@ -179,10 +188,109 @@ static int load_policy(struct loop *c, struct policy **ret) {
 
 /* ---- kernel auto-online ------------------------------------------------ */
 
+static void unwatch_auto_online(struct loop *c) {
+        c->auto_online_source = sd_event_source_disable_unref(c->auto_online_source);
+        if (c->auto_online_watch_fd >= 0)
+                close(c->auto_online_watch_fd);
+        c->auto_online_watch_fd = -1;
+}
+
+static void drop_auto_online(struct loop *c) {
+        unwatch_auto_online(c);
+        free(c->auto_online_previous);
+        c->auto_online_previous = NULL;
+        c->auto_online_taken = false;
+}
+
+/*
+ * Whether someone else wrote auto_online_blocks since we took it over:
+ * a write seen by the watch (even of "offline", which reads the same as
+ * ours), or, without a watch, a value other than ours. Then it is theirs:
+ * nothing is restored at stop, and a reload does not take it again.
+ */
+static void check_auto_online(struct loop *c) {
+        _cleanup_free_ char *now = NULL;
+        int written = 0, r;
+
+        if (!c->auto_online_taken)
+                return;
+        if (c->auto_online_watch_fd >= 0) {
+                written = auto_online_watch_read(c->auto_online_watch_fd);
+                if (written == 0)
+                        return;
+                if (written < 0)
+                        unwatch_auto_online(c);         /* broken: the value decides from now on */
+        }
+        r = sysfs_read(c->sysfs_root, AUTO_ONLINE_ATTR, &now);
+        if (written <= 0 && (r < 0 || streq(now, "offline")))
+                return;         /* unreadable now: the restore at stop says so */
+        r = auto_online_release(c->auto_online_state);
+        if (r < 0)
+                report_log_errno(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE, r, "cannot remove %s: %m",
+                                 c->auto_online_state);
+        report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
+                   "auto_online_blocks was written by someone else while memonlined ran (it reads \"%s\"): "
+                   "memonlined leaves it so, also when it stops, and will not restore \"%s\"",
+                   now && auto_online_value_ok(now) ? now : "?", strempty(c->auto_online_previous));
+        drop_auto_online(c);
+        c->auto_online_foreign = true;
+}
+
+static int on_auto_online_written(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        check_auto_online(userdata);
+        return 0;
+}
+
+/* After a takeover: a write by anyone else wakes us. Without the watch, only a changed value is seen. */
+static void watch_auto_online(struct loop *c) {
+        int r;
+
+        r = auto_online_watch(c->sysfs_root, &c->auto_online_watch_fd);
+        if (r >= 0 && c->event)
+                r = sd_event_add_io(c->event, &c->auto_online_source, c->auto_online_watch_fd, EPOLLIN,
+                                    on_auto_online_written, c);
+        if (r < 0) {
+                unwatch_auto_online(c);
+                report_log_errno(c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE, r,
+                                 "cannot watch auto_online_blocks: %m; a value written by someone else is noticed "
+                                 "only if it is not \"offline\"");
+        }
+}
+
+/* The value an earlier memonlined saved when it took over and never gave back (it was killed), if any. */
+static void give_back_saved(struct reporter *rep, const char *sysfs_root, const char *state, const char *why) {
+        _cleanup_free_ char *saved = NULL, *found = NULL;
+        int r;
+
+        r = auto_online_saved(state, &saved);
+        if (r >= 0 && !saved)
+                return;
+        if (r >= 0)
+                r = auto_online_restore(sysfs_root, state, saved, &found);
+        if (r < 0)
+                report_log_errno(rep, LOG_ERR, MESSAGE_ID_AUTO_ONLINE, r,
+                                 "%scannot restore auto_online_blocks from %s: %m", why, state);
+        else if (r > 0)
+                report_log(rep, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
+                           "%srestored auto_online_blocks to \"%s\", saved when an earlier memonlined took over; "
+                           "the kernel onlines hot-added memory itself", why, saved);
+        else if (found)
+                report_log(rep, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
+                           "%sauto_online_blocks was set to \"%s\" since an earlier memonlined took over; leaving it",
+                           why, found);
+}
+
 static void give_back_auto_online(struct loop *c) {
         _cleanup_free_ char *found = NULL;
         int r;
 
+        check_auto_online(c);
+        if (!c->auto_online_taken) {
+                if (c->auto_online_state)
+                        give_back_saved(c->reporter, c->sysfs_root, c->auto_online_state, "");
+                return;
+        }
+        unwatch_auto_online(c);         /* our own write is no news */
         r = auto_online_restore(c->sysfs_root, c->auto_online_state, c->auto_online_previous, &found);
         if (r < 0)
                 report_log_errno(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE, r,
@@ -195,9 +303,7 @@ static void give_back_auto_online(struct loop *c) {
         else if (found)
                 report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
                            "auto_online_blocks was set to \"%s\" while memonlined ran; leaving it", found);
-        free(c->auto_online_previous);
-        c->auto_online_previous = NULL;
-        c->auto_online_taken = false;
+        drop_auto_online(c);
 }
 
 /* At start and reload: own onlining while we run, or give it back, as the policy says. */
@@ -209,8 +315,15 @@ static void apply_auto_online_policy(struct loop *c) {
                 give_back_auto_online(c);
                 return;
         }
+        check_auto_online(c);
         if (c->auto_online_taken)
                 return;
+        if (c->auto_online_foreign) {
+                report_log(c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE,
+                           "auto_online_blocks was written by someone else while memonlined ran: not taking it "
+                           "over again until memonlined restarts");
+                return;
+        }
         r = auto_online_take_over(c->sysfs_root, c->auto_online_state, &previous);
         if (r < 0) {
                 report_log_errno(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE, r,
@@ -228,6 +341,20 @@ static void apply_auto_online_policy(struct loop *c) {
                            "\"%s\" is restored when this one stops", previous);
         c->auto_online_taken = true;
         c->auto_online_previous = TAKE_PTR(previous);
+        if (c->auto_online_previous)
+                watch_auto_online(c);
+}
+
+void loop_give_back_saved(const struct loop_config *cfg) {
+        _cleanup_free_ char *state = NULL;
+
+        if (!cfg->runtime_dir)
+                return;
+        if (asprintf(&state, "%s/" AUTO_ONLINE_STATE_FILE, cfg->runtime_dir) < 0)
+                report_log(cfg->reporter, LOG_ERR, MESSAGE_ID_AUTO_ONLINE,
+                           "memonlined cannot run, and is out of memory to restore auto_online_blocks");
+        else
+                give_back_saved(cfg->reporter, cfg->sysfs_root, state, "memonlined cannot run: ");
 }
 
 /* ---- event loop -------------------------------------------------------- */
@@ -460,15 +587,16 @@ static bool batch_added(struct loop *c, uint64_t now) {
         return true;
 }
 
-/* The next job, or NULL when nothing is due. */
-static int take_due_job(struct loop *c, struct job **ret) {
+/* The next job, or NULL when nothing is due; stopping: whatever waits is due, and a job comes even with no blocks. */
+static int take_due_job(struct loop *c, bool stopping, struct job **ret) {
         _cleanup_(job_freep) struct job *j = NULL;
         uint64_t now = now_usec();
-        bool due = batcher_due(&c->batcher, now) || (!c->rescan_pending && batch_added(c, now));
+        bool due = stopping ? c->batcher.n > 0 :
+                   batcher_due(&c->batcher, now) || (!c->rescan_pending && batch_added(c, now));
         int r;
 
         *ret = NULL;
-        if (!c->rescan_pending && !due && c->n_dax_pending == 0)
+        if (!c->rescan_pending && !due && c->n_dax_pending == 0 && !stopping)
                 return 0;
 
         j = calloc(1, sizeof(*j));
@@ -496,8 +624,10 @@ static int take_due_job(struct loop *c, struct job **ret) {
                 j->ids = calloc(1, sizeof(uint64_t));   /* dax only: no blocks */
                 if (!j->ids)
                         return -ENOMEM;
-                j->trigger = "dax";
+                j->trigger = "dax";     /* or, stopping, only what the last job carried over */
         }
+        if (stopping)
+                j->trigger = "stop";
         if (!j->ids) {
                 batcher_clear(&c->touched);     /* a rescan reads everything anyway */
                 c->topology_reload = false;
@@ -525,11 +655,12 @@ static void maybe_start_job(struct loop *c) {
         int r;
 
         if (!c->runner_busy && !c->exiting) {
-                r = take_due_job(c, &j);
+                r = take_due_job(c, false, &j);
                 if (r < 0) {
                         request_rescan(c, "retry");
                         retry_later(c, "cannot prepare the next batch", r);
                 } else if (j) {
+                        check_auto_online(c);   /* without a watch, the only look between start and stop */
                         r = start_job(c, j);
                         if (r < 0) {
                                 request_rescan(c, "retry");
@@ -603,12 +734,11 @@ static void handle_event(struct loop *c, const struct monitor_event *ev) {
         }
 }
 
-static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        struct loop *c = userdata;
+/* Everything the feed holds now, into the batcher. */
+static void receive_events(struct loop *c) {
         struct monitor_event ev;
         int r;
 
-        /* Drain everything pending, then decide once. */
         for (;;) {
                 r = c->feed.receive(c->feed.userdata, &ev);
                 if (r == 0)
@@ -627,6 +757,13 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                 }
                 handle_event(c, &ev);
         }
+}
+
+static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct loop *c = userdata;
+
+        /* Drain everything pending, then decide once. */
+        receive_events(c);
         maybe_start_job(c);
         return 0;
 }
@@ -696,8 +833,23 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         struct loop *c = userdata;
 
+        int r;
+
         if (!c->runner_busy)
                 return 0;
+        if (c->stop_jobs > 0 && !atomic_load(&c->stop)) {
+                /* The stop's own jobs had their time: end the running one as SIGTERM ended the batch. */
+                report_log(c->reporter, LOG_WARNING, NULL,
+                           "stopping: the last jobs are still writing after %.1f s; finishing the writes in flight, "
+                           "the rest waits for the next start", (double) c->stop_timeout_usec / (double) USEC_PER_SEC);
+                atomic_store(&c->stop, true);
+                c->stop_jobs = STOP_JOBS_MAX;
+                r = sd_event_source_set_time_relative(s, c->stop_timeout_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                if (r >= 0)
+                        return 0;
+        }
         report_log(c->reporter, LOG_WARNING, NULL,
                    "stopping: the runner is still busy after %.1f s (memory%llu was its last block); exiting without "
                    "it, the next start's coldplug finishes its work",
@@ -707,34 +859,60 @@ static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 /*
- * The runner is idle and we are stopping. Blocks held back or deferred
- * for a next batch that will not come are onlined now, in one last job;
- * after that, exit.
+ * Add events that no job will take now: after the stop's last jobs, or
+ * when its job could not start. Each block still offline is named.
+ */
+static void report_left_offline(struct loop *c) {
+        char names[256] = "";
+        size_t n = 0, len = 0;
+
+        for (size_t i = 0; i < c->batcher.n; i++) {
+                _cleanup_free_ char *state = NULL;
+                char rel[64];
+
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%" PRIu64 "/state", c->batcher.ids[i]);
+                if (sysfs_read(c->sysfs_root, rel, &state) < 0 || !streq(state, "offline"))
+                        continue;
+                if (n++ < 8 && len < sizeof(names))
+                        len += (size_t) snprintf(names + len, sizeof(names) - len, "%smemory%" PRIu64,
+                                                 len ? ", " : "", c->batcher.ids[i]);
+        }
+        if (n > 0)
+                report_log(c->reporter, LOG_WARNING, NULL,
+                           "stopping: %zu block(s) added during the stop stay offline until memonlined runs again: "
+                           "%s%s", n, names, n > 8 ? ", ..." : "");
+}
+
+/*
+ * The runner is idle and we are stopping; auto_online_blocks is given
+ * back already (on_terminate), so blocks added from then on are the
+ * kernel's. What came before is onlined now, in last jobs: the add events
+ * that arrived during the stop, and the blocks held back or deferred for
+ * a next batch that will not come. A job's own time lets more events in,
+ * so each job is followed by another while events came, up to
+ * STOP_JOBS_MAX and the stop's timeout; then exit.
  */
 static void finish_stop(struct loop *c) {
-        _cleanup_(job_freep) struct job *j = NULL;
+        struct job *j = NULL;
+        bool work;
         int r;
 
-        if (!c->final_job_done && runner_has_carried_over(&c->runner_ctx)) {
-                c->final_job_done = true;
-                j = calloc(1, sizeof(*j));
-                if (j)
-                        j->ids = calloc(1, sizeof(uint64_t));   /* the carried-over blocks join it */
-                if (!j || !j->ids) {
-                        report_log(c->reporter, LOG_WARNING, NULL,
-                                   "stopping: out of memory for the held blocks' job; the next start onlines them");
-                        sd_event_exit(c->event, 0);
-                        return;
+        receive_events(c);
+        work = c->batcher.n > 0 || c->rescan_pending || c->n_dax_pending > 0 ||
+               (c->stop_jobs == 0 && runner_has_carried_over(&c->runner_ctx));
+        if (work && c->stop_jobs < STOP_JOBS_MAX) {
+                c->stop_jobs++;
+                r = take_due_job(c, true, &j);
+                if (r >= 0) {
+                        atomic_store(&c->stop, false);
+                        r = start_job(c, j);
+                        if (r >= 0)
+                                return;
                 }
-                j->policy = policy_ref(c->policy);
-                j->trigger = "stop";
-                atomic_store(&c->stop, false);
-                r = start_job(c, TAKE_PTR(j));
-                if (r >= 0)
-                        return;
-                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "stopping: cannot start the held blocks' job: %m; "
-                                 "the next start onlines them");
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "stopping: cannot start the last job: %m; "
+                                 "the next start onlines what it had");
         }
+        report_left_offline(c);
         sd_event_exit(c->event, 0);
 }
 
@@ -747,6 +925,9 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         sd_notify(false, "STOPPING=1\nSTATUS=Stopping: finishing in-flight writes");
         c->exiting = true;
         atomic_store(&c->stop, true);
+        /* Before the last look: from now on the kernel's own setting takes what is added. */
+        if (c->auto_online_taken)
+                give_back_auto_online(c);
         update_more_work(c);
         c->retry_source = sd_event_source_disable_unref(c->retry_source);
         (void) sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
@@ -808,6 +989,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 return -ENOMEM;
         c->done_fd = -1;
         c->runtime_dir_fd = -1;
+        c->auto_online_watch_fd = -1;
         c->reporter = cfg->reporter;
         c->config_explicit = cfg->config_explicit;
         c->config_path = strdup(cfg->config_path);
@@ -817,7 +999,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
         if (cfg->feed)
                 c->feed = *cfg->feed;
         if (cfg->runtime_dir) {
-                if (asprintf(&c->auto_online_state, "%s/auto_online_blocks", cfg->runtime_dir) < 0) {
+                if (asprintf(&c->auto_online_state, "%s/" AUTO_ONLINE_STATE_FILE, cfg->runtime_dir) < 0) {
                         c->auto_online_state = NULL;
                         return -ENOMEM;
                 }

@@ -32,7 +32,7 @@ struct loop_config {
         const struct event_feed *feed;          /* NULL: open the monitor the policy names */
         const struct online_ops *ops;           /* NULL: write sysfs; tests stand in for the kernel */
         uint64_t stop_timeout_usec;             /* how long a stop waits for the runner; 0: the default */
-        const char *runtime_dir;                /* where the running batch's progress file goes; NULL: none */
+        const char *runtime_dir;                /* progress file, saved auto_online_blocks; NULL: none */
 };
 
 /* In runtime_dir while a batch runs: KEY=value lines for `memonlined status`. */
@@ -42,6 +42,15 @@ struct loop;
 
 /* The configured file's policy; a missing default file means the built-in defaults. Errors are logged. */
 int loop_load_policy(const struct loop_config *cfg, struct policy **ret);
+
+/*
+ * A daemon that cannot run (its policy refused, or any other error before
+ * or instead of its loop): give auto_online_blocks the value an earlier
+ * memonlined saved in runtime_dir when it took over, if it still reads
+ * "offline", so the kernel onlines hot-added memory while none runs.
+ * Logged; nothing to do without a saved value.
+ */
+void loop_give_back_saved(const struct loop_config *cfg);
 
 /* Loads the policy (errors logged once, with FILE:LINE). */
 int loop_new(const struct loop_config *cfg, struct loop **ret);

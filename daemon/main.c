@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include "coexist.h"
+#include "instance.h"
 #include "journal-report.h"
 #include "loop.h"
 #include "policy.h"
@@ -79,17 +80,46 @@ static void warn_conflicts(struct context *c) {
 }
 
 /*
- * systemd's RuntimeDirectory= (/run/memonlined): the first of
- * $RUNTIME_DIRECTORY's entries, NULL when not run by systemd.
+ * The runtime directory: systemd's RuntimeDirectory= (the first of
+ * $RUNTIME_DIRECTORY's entries); else, on the real /sys, /run/memonlined,
+ * so a daemon started by hand takes the service's lock and finds its saved
+ * auto_online_blocks; else (a test tree) none.
  */
-static int runtime_directory(char **ret) {
+static int runtime_directory(const char *sysfs_root, char **ret) {
         const char *dir = getenv("RUNTIME_DIRECTORY");
 
         *ret = NULL;
-        if (!dir || dir[0] != '/')
-                return 0;
+        if (!dir || dir[0] != '/') {
+                if (!streq(sysfs_root, "/sys"))
+                        return 0;
+                dir = INSTANCE_DEFAULT_DIR;
+        }
         *ret = strndup(dir, strcspn(dir, ":"));
         return *ret ? 0 : -ENOMEM;
+}
+
+/* One daemon at a time: a second one refuses, naming the first. 0, or an exit code. */
+static int lock_instance(struct context *c, const char *dir, struct instance **ret) {
+        pid_t holder = 0;
+        int r;
+
+        r = instance_lock(dir, &holder, ret);
+        if (r == -EBUSY) {
+                if (holder > 0)
+                        report_log(&c->reporter, LOG_ERR, NULL,
+                                   "another memonlined (pid %d) is running: it holds %s/" INSTANCE_LOCK_FILE
+                                   "; not starting a second one", (int) holder, dir);
+                else
+                        report_log(&c->reporter, LOG_ERR, NULL,
+                                   "another memonlined is running: it holds %s/" INSTANCE_LOCK_FILE
+                                   "; not starting a second one", dir);
+                return EXIT_FAILURE;
+        }
+        if (r < 0)
+                /* Memory still has to come online: run, and say that nothing keeps a second daemon out. */
+                report_log_errno(&c->reporter, LOG_WARNING, NULL, r,
+                                 "cannot lock %s/" INSTANCE_LOCK_FILE ": %m; running without the lock", dir);
+        return 0;
 }
 
 /* Returns an exit code. */
@@ -100,19 +130,27 @@ static int run_daemon(struct context *c) {
                 .sysfs_root = c->sysfs_root,
                 .reporter = &c->reporter,
         };
+        _cleanup_instance_ struct instance *inst = NULL;
         _cleanup_loop_ struct loop *l = NULL;
         _cleanup_free_ char *runtime_dir = NULL;
         int r;
 
-        r = runtime_directory(&runtime_dir);
+        r = runtime_directory(c->sysfs_root, &runtime_dir);
         if (r < 0)
                 return EXIT_FAILURE;
         cfg.runtime_dir = runtime_dir;
+        if (runtime_dir) {
+                r = lock_instance(c, runtime_dir, &inst);
+                if (r != 0)
+                        return r;       /* the other daemon's setting: not ours to touch */
+        }
 
         /* loop_new() fails on the policy (logged with FILE:LINE), or for want of memory. */
         r = loop_new(&cfg, &l);
-        if (r < 0)
+        if (r < 0) {
+                loop_give_back_saved(&cfg);
                 return r == -ENOMEM ? EXIT_FAILURE : EXIT_CONFIG;
+        }
         /* Hotplug happens when memory is short: do not get paged out then. */
         if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
                 report_log_errno(&c->reporter, LOG_DEBUG, NULL, errno, "mlockall: %m");
@@ -124,6 +162,8 @@ static int run_daemon(struct context *c) {
         }
         if (r < 0) {
                 report_log_errno(&c->reporter, LOG_ERR, NULL, r, "fatal: %m");
+                /* loop_run() gave back what it had taken; a start that failed before it has a predecessor's. */
+                loop_give_back_saved(&cfg);
                 return EXIT_FAILURE;
         }
         return EXIT_SUCCESS;

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "instance.h"
 #include "loop.h"
 #include "status-read.h"
 #include "topology.h"
@@ -130,6 +131,10 @@ int status_batch_read(const char *dir, struct status_batch *ret) {
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0)
                 return errno == ENOENT ? 0 : -errno;
+        /* The directory outlives the daemon: a killed daemon's marker no longer resolves, and no batch runs. */
+        if (fstatat(dir_fd, INSTANCE_MARKER, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+            fstatat(dir_fd, INSTANCE_MARKER, &st, 0) < 0 && errno == ENOENT)
+                return 0;
         /* O_NONBLOCK: a FIFO put there must not hang us; fstat() then refuses it */
         fd = openat(dir_fd, LOOP_PROGRESS_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)

@@ -221,6 +221,14 @@ mkdir -p "$T/run"
 head -c 5000 /dev/zero | tr '\0' A > "$T/run/progress"
 status --config "$T/empty.conf" >/dev/null 2>&1
 check "status: an unreadable progress file is partial (64)" test $? -eq 64
+printf 'STATUS=onlining node 1: 3/8 blocks\nTRIGGER=udev\nNODE=1\nBLOCKS_DONE=3\nBLOCKS_TOTAL=8\nBLOCK_SIZE=134217728\nELAPSED_USEC=5\n' > "$T/run/progress"
+ln -s /proc/999999999 "$T/run/running"
+out=$(status --config "$T/empty.conf" 2>&1)
+check "status: a killed daemon's progress file (its marker dangles) shows no running batch" \
+        bash -c '! grep -q "3/8 blocks" <<<"$1"' _ "$out"
+ln -sfn /proc/$$ "$T/run/running"
+out=$(status --config "$T/empty.conf" 2>&1)
+check "status: a live daemon's progress file shows its batch" grep -q "3/8 blocks" <<<"$out"
 rm -rf "$T/run"
 MEMONLINED_SYSFS_ROOT="$T/nonexistent" "$MEMONLINED" status --no-daemon 2>/dev/null
 check "status: no topology exits 1" test $? -eq 1

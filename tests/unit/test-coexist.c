@@ -258,6 +258,56 @@ static void test_take_over_without_state_file(void **state) {
         assert_file(root, AUTO, "online");
 }
 
+/*
+ * A link in a test tree must not take the write out of it: auto_online_blocks
+ * is opened beneath the root like every state file. It was opened with
+ * open(), and "offline" landed in the file the link named.
+ */
+static void test_take_over_link_out_of_tree(void **state) {
+        const char *root = *state;
+        char *outside = fake_tree_new();
+        _cleanup_free_ char *saved = saved_path(root), *target = NULL, *prev = NULL;
+
+        fake_write(outside, "victim", "online\n");
+        assert_true(asprintf(&target, "%s/victim", outside) > 0);
+        fake_unlink(root, AUTO);
+        fake_symlink(root, AUTO, target);
+        assert_int_equal(auto_online_take_over(root, saved, &prev), -ELOOP);
+        assert_null(prev);
+        assert_file(outside, "victim", "online");
+        fake_tree_free(outside);
+}
+
+/* Every write is seen, even one of the value it holds, which no read can tell from ours. */
+static void test_watch_sees_every_write(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *saved = saved_path(root), *prev = NULL, *path = NULL;
+        _cleanup_close_ int fd = -1;
+        FILE *f;
+
+        fake_write(root, AUTO, "online\n");
+        assert_int_equal(auto_online_take_over(root, saved, &prev), 1);
+        assert_int_equal(auto_online_watch(root, &fd), 0);
+        assert_int_equal(auto_online_watch_read(fd), 0);
+        /* echo offline > auto_online_blocks, over our own "offline" */
+        assert_true(asprintf(&path, "%s/%s", root, AUTO) > 0);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        fputs("offline\n", f);
+        fclose(f);
+        assert_int_equal(auto_online_watch_read(fd), 1);
+        assert_int_equal(auto_online_watch_read(fd), 0);
+        /* Then it is theirs: the saved value goes, and nothing is restored. */
+        assert_int_equal(auto_online_release(saved), 0);
+        assert_file(root, SAVED, NULL);
+        assert_int_equal(auto_online_restore(root, saved, NULL, NULL), 0);
+        assert_file(root, AUTO, "offline");
+        /* A missing attribute cannot be watched. */
+        fake_unlink(root, AUTO);
+        closep(&fd);
+        assert_int_equal(auto_online_watch(root, &fd), -ENOENT);
+}
+
 /* Kernel settings that slow every online: named with their file and the fix; absent when off. */
 static void test_slow_settings(void **state) {
         char *root = fake_tree_new();
@@ -302,6 +352,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_restore_leaves_a_changed_value, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_saved_file_is_checked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_over_without_state_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_over_link_out_of_tree, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_watch_sees_every_write, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

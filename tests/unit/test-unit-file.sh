@@ -78,6 +78,14 @@ check "netlink sockets stay allowed (udev events)" test $netlink = yes
 wd=$(unit_value WatchdogSec); abort=$(unit_value TimeoutAbortSec)
 check "the watchdog is on (WatchdogSec=${wd% })" test -n "$wd"
 check "a watchdog abort is bounded (TimeoutAbortSec=${abort% })" test "${abort% }" = "15s"
+# The saved auto_online_blocks outlives a failed start and systemd giving up;
+# so the rule cannot test the directory, only the daemon's marker in it.
+check "the runtime directory is /run/memonlined" test "$(unit_value RuntimeDirectory)" = "memonlined "
+check "it is kept for the boot (RuntimeDirectoryPreserve=yes)" test "$(unit_value RuntimeDirectoryPreserve)" = "yes "
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+marker=$(sed -n 's/^#define INSTANCE_DEFAULT_DIR "\(.*\)"$/\1/p' "$top_srcdir/daemon/instance.h")/$(sed -n 's/^#define INSTANCE_MARKER "\(.*\)"$/\1/p' "$top_srcdir/daemon/instance.h")
+check "the udev rule tests the daemon's marker ($marker), not the kept directory" \
+        grep -q "TEST!=\"$marker\"" "$top_srcdir/udev/99-memonline.rules"
 
 echo "1..$n"
 [ $failed -eq 0 ]

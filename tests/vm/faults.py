@@ -94,6 +94,13 @@ exec perl -e '
 ' "$pid" "mo-write-n%(node)d"
 '''
 
+# SIGTERM to the daemon, then wait for it to exit.
+STOP_AND_WAIT = r'''
+pid=$(systemctl show -p MainPID --value memonlined)
+kill -TERM $pid
+while kill -0 $pid 2>/dev/null; do sleep 0.05; done
+echo exited
+'''
 
 class FaultScenarios:
     """Mixed into Suite; see BOOTS in run-scenarios.py."""
@@ -383,6 +390,183 @@ class FaultScenarios:
         finally:
             self.unit_dropin("watchdog", None)
 
+    # ------------------------------------------------ auto_online_blocks lifecycle
+    AUTO = "/sys/devices/system/memory/auto_online_blocks"
+    SAVED = "/run/memonlined/auto_online_blocks"
+
+    def auto(self):
+        return self.sh("cat %s" % self.AUTO).out.strip()
+
+    def saved(self):
+        r = self.sh("cat %s" % self.SAVED, check=False)
+        return r.out.strip() if r.rc == 0 else None
+
+    def admin_online(self):
+        """The admin's setting is "online" (6.12's own; on 6.1 as
+        memhp_default_state=online would make it), and the daemon took it over."""
+        self.sh("systemctl stop memonlined; echo online > %s; systemctl start memonlined && "
+                "systemctl is-active memonlined" % self.AUTO)
+        self.taken_over()
+
+    def taken_over(self):
+        self.check(self.auto() == "offline" and self.saved() == "online",
+                   "not taken over: auto_online_blocks %r, saved %r" % (self.auto(), self.saved()))
+
+    def boot_setting_back(self):
+        """What the kernel booted with, under a running daemon, for the scenarios after."""
+        self.sh("systemctl reset-failed memonlined; systemctl stop memonlined; echo %s > %s; "
+                "systemctl start memonlined && systemctl is-active memonlined" % (self.boot_auto, self.AUTO))
+
+    def wait_restarted(self, before, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not (self.nrestarts() > before and self.daemon_active()):
+            time.sleep(0.5)
+        self.check(self.nrestarts() > before and self.daemon_active(),
+                   "systemd did not restart memonlined (NRestarts %d -> %d)" % (before, self.nrestarts()))
+
+    def s_failed_restart(self):
+        """kill -9, then a broken config: every restart fails (exit 3) until
+        systemd gives up. The first failed start gives auto_online_blocks
+        back, so memory added meanwhile is the kernel's; once the config is
+        fixed, a start takes the admin's value over again."""
+        self.set_policy(CONF_FAULTS)
+        # Under TCG a failed start takes longer than the default limit's 5 in 10 s allows: give up sooner.
+        self.unit_dropin("give-up", "[Unit]\nStartLimitIntervalSec=300\nStartLimitBurst=3\n")
+        self.admin_online()
+        cursor = self.cursor()
+        self.vm.write_guest_file(CONF, "[zones]\ndefault = sideways\n")
+        self.sh("kill -9 $(systemctl show -p MainPID --value memonlined)")
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and self.unit_prop("ActiveState") != "failed":
+            time.sleep(1)
+        self.check(self.unit_prop("ActiveState") == "failed", "systemd did not give up: %s"
+                   % self.unit_prop("ActiveState"))
+        self.log("gave up after NRestarts=%d, result %s" % (self.nrestarts(), self.unit_prop("Result")))
+        self.check(self.auto() == "online", "auto_online_blocks reads %r with no daemon, the admin had \"online\""
+                   % self.auto())
+        self.check(self.journal_has("memonlined cannot run: restored auto_online_blocks to", cursor),
+                   "no failed start said it gave auto_online_blocks back")
+        # With no daemon the kernel takes what is added (the rule's start fails on the config too).
+        self.mark()
+        self.vm.hotplug_dimm(0, 512 * MiB)
+        self.wait_new_blocks(4)
+        self.wait_new_online()
+        self.sh("systemctl reset-failed memonlined")
+        self.vm.write_guest_file(CONF, CONF_FAULTS)
+        self.unit_dropin("give-up", None)
+        self.taken_over()
+        self.assert_none_offline()
+        self.sh("systemctl stop memonlined")
+        self.check(self.auto() == "online", "after the stop auto_online_blocks reads %r" % self.auto())
+        self.boot_setting_back()
+
+    def s_adds_during_stop(self):
+        """A hot-add while the stop's last job onlines what was waiting:
+        none of it is left offline without a word. auto_online_blocks is
+        given back at SIGTERM, before that job, so on 6.12 the kernel
+        onlines what comes after; on 6.1 (offline) the stop's next job
+        does, or a warning names what it could not take."""
+        self.set_policy(CONF_SLOW_BATCHES)
+        cursor = self.cursor()
+        self.udev_start(False)
+        try:
+            self.mark()
+            # 128 blocks wait in the settle window: the stop's job writes them for a few
+            # seconds under TCG (within the 10 s stop bound), and the next add comes meanwhile.
+            self.vm.hotplug_dimm(1, 16 * GiB)
+            first = self.wait_new_blocks(128)
+            self.mark()
+            pid = self.vm.guest_exec_start(["/bin/bash", "-c", STOP_AND_WAIT], timeout=120)
+            self.vm.hotplug_dimm(0, 512 * MiB)
+            late = self.wait_new_blocks(4)
+            wr = self.vm.guest_exec_wait(pid, timeout=120)
+            self.check("exited" in wr.out, "the daemon did not exit: %s %s" % (wr.out, wr.err))
+            self.check(self.unit_prop("ExecMainStatus") == "0", "the stop was not clean: exit status %s"
+                       % self.unit_prop("ExecMainStatus"))
+            time.sleep(2)
+            st = {b["block"]: b["state"] for b in self.state()["blocks"]}
+            left = [b for b in late if st.get(b) != "online"]
+            stop_blocks = sum(int(self.field(b, "MEMONLINE_BLOCKS") or 0) for b in self.records("batch", cursor)
+                              if self.field(b, "MEMONLINE_TRIGGER") == "stop")
+            print("  %s adds-during-stop: %d of %d late blocks online at exit, %d blocks in trigger=stop batches, "
+                  "auto_online_blocks %s" % (self.tag, len(late) - len(left), len(late), stop_blocks, self.auto()),
+                  flush=True)
+            self.check(all(st.get(b) == "online" for b in first), "the waiting batch was left offline at the stop")
+            if left:
+                # Their events came after the daemon's last look (6.1 only: 6.12 has auto-online back).
+                self.log("%d late blocks offline after the exit" % len(left))
+                self.check(self.boot_auto == "offline", "auto-online was given back, yet %s stayed offline" % left)
+            self.udev_start(True)
+            self.sh("systemctl start memonlined && systemctl is-active memonlined")
+            self.wait_new_online()
+            self.assert_none_offline()
+            self.no_failures(cursor)
+            if self.boot_auto != "offline":
+                self.taken_over()
+        finally:
+            self.udev_start(True)
+        self.set_policy(CONF_FAULTS)
+
+    def s_two_instances(self):
+        """A second daemon (started by hand while the service runs) refuses,
+        names the first one's pid, and touches nothing."""
+        self.admin_online()
+        pid = self.unit_prop("MainPID")
+        r = self.sh("timeout 30 memonlined --log-target console", check=False)
+        self.check(r.rc == 1, "the second instance exited %d" % r.rc)
+        self.check("another memonlined (pid %s) is running" % pid in r.out + r.err,
+                   "the refusal does not name pid %s: %s" % (pid, (r.out + r.err).strip()[:300]))
+        self.check(self.unit_prop("MainPID") == pid and self.daemon_active(), "the first daemon did not survive")
+        self.taken_over()
+        self.boot_setting_back()
+
+    def s_kill9_batch_phases(self):
+        """kill -9 with take_over_auto_online = yes at each phase of a
+        batch: events waiting in the settle window, blocks being written,
+        the stop's last job (16 GiB each, so the watcher finds them writing),
+        right after the start. After each restart
+        every block is online and the admin's value is still the one saved."""
+        self.admin_online()
+        kill = "kill -9 $(systemctl show -p MainPID --value memonlined)"
+        for phase in ("settle", "writing", "stopping", "started"):
+            self.set_policy(CONF_SLOW_BATCHES if phase in ("settle", "stopping") else CONF_FAULTS)
+            before = self.nrestarts()
+            self.mark()
+            if phase == "settle":
+                self.vm.hotplug_dimm(0, 512 * MiB)
+                self.wait_new_blocks(4)
+                self.sh(kill)
+            elif phase == "writing":
+                # 128 blocks: 32 were all online before the watcher's first look on 6.12.
+                watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 128, "action": kill}
+                pid = self.vm.guest_exec_start(["/bin/bash", "-c", watcher], timeout=150)
+                time.sleep(0.5)
+                self.vm.hotplug_dimm(1, 16 * GiB)
+                wr = self.vm.guest_exec_wait(pid, timeout=150)
+                self.check(wr.rc == 0, "could not kill mid-batch: %s" % wr.out.strip())
+            elif phase == "stopping":
+                # Large enough that the stop's job is still writing when the watcher looks.
+                self.vm.hotplug_dimm(1, 16 * GiB)
+                self.wait_new_blocks(128)
+                watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 128, "action": kill}
+                pid = self.vm.guest_exec_start(["/bin/bash", "-c", watcher], timeout=150)
+                self.sh("kill -TERM $(systemctl show -p MainPID --value memonlined)")
+                wr = self.vm.guest_exec_wait(pid, timeout=150)
+                self.check(wr.rc == 0, "could not kill during the stop's job: %s" % wr.out.strip())
+            else:
+                self.vm.hotplug_dimm(0, 512 * MiB)
+                self.wait_new_blocks(4)
+                self.sh("systemctl restart memonlined && " + kill)
+            self.wait_restarted(before)
+            self.wait_new_online(timeout=240)
+            self.assert_none_offline()
+            self.taken_over()
+            self.log("kill -9 while %s: restarted, all online, \"online\" still saved" % phase)
+        self.set_policy(CONF_FAULTS)
+        self.sh("systemctl stop memonlined")
+        self.check(self.auto() == "online", "after the stop auto_online_blocks reads %r" % self.auto())
+        self.boot_setting_back()
+
     # The NVDIMM first: it sits at a fixed address the DIMMs must not have taken.
     FAULT_SCENARIOS = [
         ("devdax-before-start", "s_devdax_before_start"),
@@ -391,4 +575,8 @@ class FaultScenarios:
         ("reload-during-hotadd", "s_reload_during_hotadd"),
         ("lost-events", "s_lost_events"),
         ("stuck-writer-watchdog", "s_stuck_writer_watchdog"),
+        ("failed-restart", "s_failed_restart"),
+        ("adds-during-stop", "s_adds_during_stop"),
+        ("two-instances", "s_two_instances"),
+        ("kill9-batch-phases", "s_kill9_batch_phases"),
     ]

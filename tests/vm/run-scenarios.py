@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vm import (VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR, MESSAGE_IDS, image_env,  # noqa: E402
                 kernel_tag, kernel_auto_online)
 from faults import FaultScenarios  # noqa: E402
+from pressure import PressureScenarios  # noqa: E402
 from zones import ZoneScenarios  # noqa: E402
 
 TAKEOVER_ID = MESSAGE_IDS["AUTO_ONLINE"]
@@ -134,7 +135,7 @@ ZONES_KERNEL = "6.1"
 MEMMAP_KERNEL = "6.12"
 
 
-class Suite(FaultScenarios, ZoneScenarios):
+class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
     def __init__(self, vm, verbose=False):
         self.vm = vm
         self.verbose = verbose
@@ -421,7 +422,7 @@ class Suite(FaultScenarios, ZoneScenarios):
             check("systemd" not in self.udev_tags(b),
                   "%s was tagged for systemd while memonlined ran: %s" % (b, self.udev_tags(b)))
         # Stopped (not masked): the next hot-add pulls the service in again.
-        self.sh("systemctl stop memonlined && test ! -e /run/memonlined")
+        self.sh("systemctl stop memonlined && test ! -e /run/memonlined/running")
         cursor = self.cursor()
         self.mark()
         self.vm.hotplug_dimm(1, 512 * MiB)
@@ -1149,6 +1150,7 @@ awk -v want=" $(echo $inodes) " 'NR > 1 && $2 == 15 && index(want, " " $NF " ") 
         ("dimm-cpuless-node", "s_dimm_cpuless_node"),
         ("udev-starts-daemon", "s_udev_starts_daemon"),
         ("virtio-mem", "s_virtio_mem"),
+    ] + PressureScenarios.PRESSURE_SCENARIOS + [
         ("nvdimm-devdax-kmem", "s_nvdimm_devdax_kmem"),
         ("coldplug", "s_coldplug"),
         ("crash-mid-batch", "s_crash_mid_batch"),

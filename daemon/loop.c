@@ -224,6 +224,9 @@ static void check_auto_online(struct loop *c) {
         r = sysfs_read(c->sysfs_root, AUTO_ONLINE_ATTR, &now);
         if (written <= 0 && (r < 0 || streq(now, "offline")))
                 return;         /* unreadable now: the restore at stop says so */
+        /* A test tree's file between a writer's truncation and its write: that write's own event follows. */
+        if (written > 0 && r >= 0 && now[0] == '\0')
+                return;
         r = auto_online_release(c->auto_online_state);
         if (r < 0)
                 report_log_errno(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE, r, "cannot remove %s: %m",

@@ -310,8 +310,13 @@ static void retry_later(struct loop *c, const char *what, int error) {
 static void read_metrics_machine(struct loop *c) {
         int r;
 
-        if (!c->policy->textfile_dir || c->runner_busy || !c->runner_ctx.topology)
+        if (c->runner_busy || !c->runner_ctx.topology)
                 return;
+        if (!c->policy->textfile_dir) {
+                /* not kept up to date while off: a later reload must not write what this one saw */
+                c->metrics_machine_known = false;
+                return;
+        }
         r = metrics_machine_read(c->runner_ctx.topology, &c->metrics_machine);
         if (r < 0)
                 report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "metrics: cannot tally the blocks: %m");

@@ -195,7 +195,7 @@ static int print_machine(FILE *out, const struct metrics_machine *m) {
                        "Memory blocks offline, per node (node=\"none\": not linked to a node yet).");
                 node_samples(out, m, "memonlined_blocks_offline", "", offline_blocks);
                 family(out, "memonlined_memory_online_bytes", "gauge",
-                       "Online memory per node and zone (kernel: Normal, DMA32, DMA; unknown: unreadable).");
+                       "Online memory per node and zone (kernel: Normal, DMA32, DMA; unknown: zone not read).");
                 node_samples(out, m, "memonlined_memory_online_bytes", ",zone=\"kernel\"", kernel_bytes);
                 node_samples(out, m, "memonlined_memory_online_bytes", ",zone=\"movable\"", movable_bytes);
                 for (size_t i = 0; i < m->n_nodes; i++)

@@ -14,6 +14,7 @@
 #include "blocks.h"
 #include "coexist.h"
 #include "loop.h"
+#include "metrics.h"
 #include "monitor.h"
 #include "policy.h"
 #include "report.h"
@@ -87,6 +88,15 @@ struct loop {
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
         uint64_t timer_wakeups;
+
+        /* The textfile for node_exporter ([metrics] textfile_dir). */
+        uint64_t start_time_usec;       /* CLOCK_REALTIME */
+        uint64_t total_excluded, batch_records;
+        bool have_last_batch;           /* a job onlined a block: the two below are known */
+        uint64_t last_first_block_usec, last_last_block_usec;
+        struct metrics_machine metrics_machine;         /* the block cache as the last job left it */
+        bool metrics_machine_known;
+        bool metrics_failing;           /* the last write failed (logged once) */
 };
 
 static void remove_progress_file(struct loop *c);
@@ -135,6 +145,7 @@ void loop_free(struct loop *c) {
                 close(c->runtime_dir_fd);
         }
         policy_unref(c->policy);
+        metrics_machine_done(&c->metrics_machine);
         free(c->auto_online_previous);
         free(c->auto_online_state);
         free(c->config_path);
@@ -423,6 +434,92 @@ static void retry_later(struct loop *c, const char *what, int error) {
         schedule_retry(c, true);
 }
 
+/* ---- metrics ------------------------------------------------------------ */
+
+/* What sysfs showed when the runner last stopped: its block cache is ours only while it is idle. */
+static void read_metrics_machine(struct loop *c) {
+        int r;
+
+        if (c->runner_busy || !c->runner_ctx.topology)
+                return;
+        if (!c->policy->textfile_dir) {
+                /* not kept up to date while off: a later reload must not write what this one saw */
+                c->metrics_machine_known = false;
+                return;
+        }
+        r = metrics_machine_read(c->runner_ctx.topology, &c->metrics_machine);
+        if (r < 0)
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "metrics: cannot tally the blocks: %m");
+        else
+                c->metrics_machine_known = true;
+}
+
+/*
+ * <textfile_dir>/memonlined.prom, replaced whole. A failure is logged once,
+ * until a write succeeds again; onlining never depends on it.
+ */
+static void write_metrics(struct loop *c) {
+        const char *dir = c->policy->textfile_dir;
+        struct metrics_daemon d = {
+                .start_time_usec = c->start_time_usec,
+                .batches = c->batch_records,
+                .blocks_onlined = c->total_blocks,
+                .bytes_onlined = c->total_bytes,
+                .blocks_failed = c->total_failed,
+                .blocks_excluded = c->total_excluded,
+                .have_last_batch = c->have_last_batch,
+                .last_first_block_usec = c->last_first_block_usec,
+                .last_last_block_usec = c->last_last_block_usec,
+        };
+        struct metrics m = {
+                .machine = c->metrics_machine_known ? &c->metrics_machine : NULL,
+                .auto_online_taken = c->auto_online_taken && c->auto_online_previous,
+                .daemon = &d,
+        };
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+        int r;
+
+        if (!dir)
+                return;
+        f = open_memstream(&text, &len);
+        if (!f)
+                r = -ENOMEM;
+        else {
+                r = metrics_print(f, &m);
+                if (fclose(f) != 0 && r >= 0)
+                        r = -ENOMEM;
+        }
+        if (r >= 0)
+                r = metrics_write_file(dir, text, len);
+        if (r < 0 && !c->metrics_failing)
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r,
+                                 "cannot write %s/" METRICS_FILE ": %m; its metrics stay as they were until a write "
+                                 "succeeds (said once)", dir);
+        else if (r >= 0 && c->metrics_failing)
+                report_log(c->reporter, LOG_INFO, NULL, "%s/" METRICS_FILE " written again", dir);
+        c->metrics_failing = r < 0;
+}
+
+/* The job's share of the counters; time to its first and last block from its first event, or its start. */
+static void count_job(struct loop *c, const struct job *j) {
+        uint64_t from = j->first_event_usec ?: j->start_usec;
+
+        c->total_blocks += j->onlined;
+        c->total_bytes += j->bytes;
+        c->total_failed += j->failed;
+        c->total_excluded += j->excluded;
+        c->batches++;
+        /* the runner thread is joined: its reporter's count is ours to read */
+        c->batch_records = c->reporter->batch_seq;
+        if (j->onlined == 0)
+                return;
+        c->have_last_batch = true;
+        c->last_first_block_usec = j->first_online_usec > from ? j->first_online_usec - from : 0;
+        c->last_last_block_usec = j->last_online_usec > from ? j->last_online_usec - from : 0;
+}
+
 static void *runner_main(void *userdata) {
         struct loop *c = userdata;
         uint64_t one = 1;
@@ -449,19 +546,19 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
         remove_progress_file(c);
 
-        c->total_blocks += j->onlined;
-        c->total_bytes += j->bytes;
-        c->total_failed += j->failed;
-        c->batches++;
+        count_job(c, j);
         if (j->onlined || j->failed)
                 update_status(c, j);
         schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0 || j->unreadable > 0 || j->dax_failed > 0);
         job_free(j);
+        /* Before the next job takes the block cache; the file is written once that job runs. */
+        read_metrics_machine(c);
 
         if (c->exiting)
                 finish_stop(c);
         else
                 maybe_start_job(c);
+        write_metrics(c);
         return 0;
 }
 
@@ -522,6 +619,7 @@ static int start_job(struct loop *c, struct job *j) {
         int r;
 
         job_progress_reset(&c->progress);
+        j->start_usec = now_usec();
         c->job = j;
         r = -pthread_create(&c->runner, NULL, runner_main, c);
         if (r < 0) {
@@ -813,6 +911,8 @@ static int reload(struct loop *c) {
                            "reload of %s failed; keeping the previous policy", c->config_path);
         else {
                 /* A running job keeps its own reference to the policy it was planned under. */
+                if (!streq(strempty(p->textfile_dir), strempty(c->policy->textfile_dir)))
+                        c->metrics_failing = false;     /* another directory: its failure is news */
                 policy_unref(c->policy);
                 c->policy = p;
                 batcher_set_window(&c->batcher, p->settle_ms, p->max_wait_ms);
@@ -821,7 +921,9 @@ static int reload(struct loop *c) {
                 apply_event_source(c);
                 /* Blocks the old policy skipped may be wanted now. */
                 request_rescan(c, "reload");
+                read_metrics_machine(c);
                 maybe_start_job(c);
+                write_metrics(c);
         }
         sd_notify(false, "READY=1");
         update_status(c, NULL);
@@ -1151,6 +1253,9 @@ int loop_start(struct loop *c) {
         if (r < 0)
                 return r;
         apply_auto_online_policy(c);
+        c->start_time_usec = realtime_usec();
+        /* A predecessor's counters go at once; the blocks follow when the coldplug pass ends. */
+        write_metrics(c);
         report_log(c->reporter, LOG_INFO, MESSAGE_ID_STARTED, "memonlined %s started (policy %s, sysfs %s)",
                    PACKAGE_VERSION, c->policy->path ? c->policy->path : "built-in", c->sysfs_root);
 

@@ -52,6 +52,7 @@ static void policy_free(struct policy *p) {
         for (size_t i = 0; i < p->n_exclusions; i++)
                 free(p->exclusions[i].device);
         free(p->exclusions);
+        free(p->textfile_dir);
         free(p);
 }
 
@@ -135,6 +136,7 @@ enum section {
         SECTION_DAEMON,
         SECTION_ZONES,
         SECTION_PMEM,
+        SECTION_METRICS,
         SECTION_NODE,
         SECTION_RANGE,
         SECTION_DEVICE,
@@ -672,6 +674,7 @@ static int section_begin(struct parser *ps, char *line) {
                 { "daemon", SECTION_DAEMON },
                 { "zones", SECTION_ZONES },
                 { "pmem", SECTION_PMEM },
+                { "metrics", SECTION_METRICS },
                 { "exclude", SECTION_EXCLUDE },
         };
         static const struct {
@@ -714,7 +717,7 @@ static int section_begin(struct parser *ps, char *line) {
                 return with_arg[i].begin(ps, arg);
         }
         return fail(ps, ps->line,
-                    "unknown section [%s] (expected daemon, zones, pmem, exclude, node N, range SPEC or device NAME)",
+                    "unknown section [%s] (expected daemon, zones, pmem, metrics, exclude, node N, range SPEC or device NAME)",
                     name);
 }
 
@@ -813,6 +816,31 @@ static int key_pmem(struct parser *ps, const char *key, const char *value) {
         if (strcasecmp(key, "memmap_on_memory") == 0)
                 return parse_memmap_key(ps, "memmap_on_memory", value, &p->memmap_on_memory);
         return unknown_key(ps, "pmem", key);
+}
+
+/* Empty: no file. Else an absolute path with room for the file names under it, no control character. */
+static int parse_dir_key(struct parser *ps, const char *key, const char *value, char **ret) {
+        char *s = NULL;
+
+        for (const char *c = value; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f)
+                        return fail(ps, ps->line, "%s: a control character in \"%s\"", key, value);
+        if (*value && value[0] != '/')
+                return fail(ps, ps->line, "%s: expected an absolute directory like /var/lib/prometheus/node-exporter, "
+                            "got \"%s\"", key, value);
+        if (strlen(value) > PATH_MAX / 2)
+                return fail(ps, ps->line, "%s: longer than %d bytes", key, PATH_MAX / 2);
+        if (*value && !(s = strdup(value)))
+                return fail_oom(ps);
+        free(*ret);
+        *ret = s;
+        return 0;
+}
+
+static int key_metrics(struct parser *ps, const char *key, const char *value) {
+        if (strcasecmp(key, "textfile_dir") == 0)
+                return parse_dir_key(ps, "textfile_dir", value, &ps->p->textfile_dir);
+        return unknown_key(ps, "metrics", key);
 }
 
 static int key_node(struct parser *ps, const char *key, const char *value) {
@@ -947,6 +975,8 @@ static int key_value(struct parser *ps, const char *name, const char *value) {
                 return key_zones(ps, name, value);
         case SECTION_PMEM:
                 return key_pmem(ps, name, value);
+        case SECTION_METRICS:
+                return key_metrics(ps, name, value);
         case SECTION_NODE:
                 return key_node(ps, name, value);
         case SECTION_RANGE:

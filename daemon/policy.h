@@ -108,6 +108,9 @@ struct policy {
         bool respect_daxctl;            /* stand back if daxctl's own config claims a device */
         enum memmap_setting memmap_on_memory;   /* for conversions; never UNSET */
 
+        /* [metrics] */
+        char *textfile_dir;             /* where memonlined.prom goes (node_exporter's textfile collector); NULL: none */
+
         struct node_rule *nodes;
         size_t n_nodes;
         struct range_rule *ranges;

@@ -554,6 +554,13 @@ static void report_written(struct runner *c, const struct pass *pass, const stru
                 report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot write the batch record: %m");
 }
 
+/* A block of the job came online at usec (CLOCK_MONOTONIC). */
+static void job_note_online(struct job *j, uint64_t usec) {
+        if (j->first_online_usec == 0 || usec < j->first_online_usec)
+                j->first_online_usec = usec;
+        j->last_online_usec = MAX(j->last_online_usec, usec);
+}
+
 /* The job's counters, and the topology's block table as the writes left it. */
 static void count_written(struct job *j, struct topology *t, const struct online_result *res) {
         for (size_t i = 0; i < res->n_blocks; i++) {
@@ -567,6 +574,7 @@ static void count_written(struct job *j, struct topology *t, const struct online
                         j->failed++;
                 else {
                         j->onlined++;
+                        job_note_online(j, b->done_usec);
                         /* Another agent's online leaves the zone to be read. */
                         topology_set_online(t, b->id, b->node, b->already_online ? ZONE_ONLINE : b->zone);
                 }
@@ -592,6 +600,7 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
         }
         report_undecided_blocks(c, j, plan);
         report_zone_changes(c, j, plan);
+        j->excluded += plan->n_skipped - plan->n_undecided;
         if (plan->n_items == 0)
                 return 0;
 
@@ -699,6 +708,11 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         j->failed += sub.failed;
         j->undecided += sub.undecided;
         j->not_attempted += sub.not_attempted;
+        j->excluded += sub.excluded;
+        if (sub.onlined > 0) {
+                job_note_online(j, sub.first_online_usec);
+                job_note_online(j, sub.last_online_usec);
+        }
         j->bytes += sub.bytes;
         end_usec = now_usec();  /* one reading: argument order is unspecified */
         (void) pmem_report_device(c->reporter, now ? now : dev, conv, end_usec - pass.clock.start_usec,

@@ -48,6 +48,7 @@ struct job {
         uint64_t *ids;                  /* blocks to consider; NULL = rescan all offline */
         size_t n_ids;
         uint64_t first_event_usec;
+        uint64_t start_usec;            /* CLOCK_MONOTONIC: when the loop started it */
         uint64_t *touched;              /* blocks with online events since the last job */
         size_t n_touched;
         bool reload_topology;           /* blocks went offline or away: read everything again */
@@ -64,6 +65,8 @@ struct job {
         size_t dax_failed;              /* dax devices that could not be scanned or converted */
         size_t unreadable;              /* blocks whose state could not be read */
         size_t adopted;                 /* linked blocks taken in before their add events */
+        size_t excluded;                /* left offline by policy (zone skip, [exclude]) */
+        uint64_t first_online_usec, last_online_usec;   /* CLOCK_MONOTONIC: its first and last block online; 0 none */
         uint64_t bytes, duration_usec;
         int error;
 };

@@ -27,7 +27,7 @@ void status_machine_done(struct status_machine *m) {
         *m = (struct status_machine) {};
 }
 
-static void tally_block(struct block_tally *t, const struct topo_block *b) {
+void block_tally_add(struct block_tally *t, const struct topo_block *b) {
         t->blocks++;
         if (b->state == BLOCK_STATE_OFFLINE)
                 t->offline++;
@@ -74,7 +74,7 @@ void status_tally_range(const struct topology *t, uint64_t start, uint64_t end, 
 
                 if (b->id >= end / bs)
                         break;
-                tally_block(tally, b);
+                block_tally_add(tally, b);
                 if (nodes && b->node >= 0)
                         numa_bitmask_setbit(nodes, (unsigned) b->node);
         }
@@ -152,7 +152,7 @@ static int read_nodes(struct status_machine *m, const struct topology *t, const 
 
                 if (!n)
                         return -ENOMEM;
-                tally_block(&n->tally, b);
+                block_tally_add(&n->tally, b);
         }
         qsort(m->nodes, m->n_nodes, sizeof(*m->nodes), node_cmp);
         return 0;

@@ -85,6 +85,10 @@ int status_machine_read(const struct topology *t, const struct policy *p, struct
 void status_tally_range(const struct topology *t, uint64_t start, uint64_t end, struct block_tally *tally,
                         struct bitmask *nodes);
 
+struct topo_block;
+/* Count one block in t. */
+void block_tally_add(struct block_tally *t, const struct topo_block *b);
+
 /* No online block in a kernel zone (or of unknown zone): it can be offlined and unplugged now. */
 bool block_tally_removable(const struct block_tally *t);
 

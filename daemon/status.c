@@ -2,7 +2,10 @@
 #include <getopt.h>
 #include <locale.h>
 #include <stdarg.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include "metrics.h"
+#include "pmem-scan.h"
 #include "policy.h"
 #include "status.h"
 #include "status-render.h"
@@ -35,7 +38,7 @@ struct options {
         bool config_explicit;
         const char **rules_dirs;
         size_t n_rules_dirs, a_rules_dirs;
-        bool no_daemon, json, raw, noheadings, bytes, no_color;
+        bool no_daemon, json, raw, noheadings, bytes, no_color, prometheus;
         bool tables[_STATUS_TABLE_MAX];         /* --tables: only these */
         bool only_tables;
         unsigned *columns[_STATUS_TABLE_MAX];
@@ -87,6 +90,9 @@ static void help(FILE *out) {
               "     --tables=LIST          Only these tables, nothing else (nodes,devices,dax,cxl)\n"
               "  -J --json                 One JSON document (every column unless -o)\n"
               "  -r --raw                  Only the tables, unaligned, for scripts\n"
+              "     --prometheus           Blocks and memory per node, zone and device, and\n"
+              "                            auto_online_blocks, as the daemon's metrics textfile\n"
+              "                            has them (without its counters)\n"
               "  -n --noheadings           No column headings, no totals\n"
               "  -b --bytes                Sizes in bytes, not 1.5G\n"
               "     --no-color             No colour (SYSTEMD_COLORS, NO_COLOR and TERM=dumb count too)\n"
@@ -104,7 +110,7 @@ static void help(FILE *out) {
 }
 
 enum {
-        ARG_CONFIG = 0x100, ARG_RULES_DIR, ARG_NO_DAEMON, ARG_SYSFS_ROOT, ARG_TABLES, ARG_NO_COLOR,
+        ARG_CONFIG = 0x100, ARG_RULES_DIR, ARG_NO_DAEMON, ARG_SYSFS_ROOT, ARG_TABLES, ARG_NO_COLOR, ARG_PROMETHEUS,
 };
 
 static const struct option long_options[] = {
@@ -113,6 +119,7 @@ static const struct option long_options[] = {
         { "tables",     required_argument, NULL, ARG_TABLES     },
         { "json",       no_argument,       NULL, 'J'            },
         { "raw",        no_argument,       NULL, 'r'            },
+        { "prometheus", no_argument,       NULL, ARG_PROMETHEUS },
         { "noheadings", no_argument,       NULL, 'n'            },
         { "bytes",      no_argument,       NULL, 'b'            },
         { "no-color",   no_argument,       NULL, ARG_NO_COLOR   },
@@ -176,6 +183,7 @@ static int parse_option(struct options *o, int opt, const char *arg) {
         case 'n':            o->noheadings = true; return 0;
         case 'b':            o->bytes = true; return 0;
         case ARG_NO_COLOR:   o->no_color = true; return 0;
+        case ARG_PROMETHEUS: o->prometheus = true; return 0;
         case ARG_NO_DAEMON:  o->no_daemon = true; return 0;
         case ARG_SYSFS_ROOT: o->root = arg; return 0;
         case ARG_CONFIG:
@@ -214,8 +222,8 @@ static int parse_argv(struct options *o, int argc, char **argv_in) {
                 status_error("unexpected argument \"%s\"", argv[optind]);
                 return -EINVAL;
         }
-        if (o->json && o->raw) {
-                status_error("--json and --raw exclude each other");
+        if (o->json + o->raw + o->prometheus > 1) {
+                status_error("--json, --raw and --prometheus exclude each other");
                 return -EINVAL;
         }
         return 1;
@@ -269,6 +277,45 @@ static int exit_status(const struct options *o, bool policy_refused, const struc
         return STATUS_EXIT_SUCCESS;
 }
 
+/* The daemon holds auto_online_blocks while its saved value is in the runtime directory: 1, 0, -1 unknown. */
+static int auto_online_held(const char *runtime_dir) {
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, "%s/auto_online_blocks", runtime_dir) < 0)
+                return -1;
+        if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) >= 0)
+                return 1;
+        return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+}
+
+/*
+ * --prometheus: the daemon's textfile as sysfs shows it now, through the
+ * same renderer, without the counters only the running daemon has. 1 when
+ * the hotplug devices could not all be read (their series are incomplete).
+ */
+static int print_prometheus(FILE *out, struct topology *t, const char *runtime_dir) {
+        _cleanup_(metrics_machine_done) struct metrics_machine m = {};
+        _cleanup_(pmem_devices_clearp) struct pmem_devices dax = {};
+        _cleanup_(memdev_set_clear) struct memdev_set devices = {};
+        _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
+        struct metrics metrics = { .machine = &m, .auto_online_taken = auto_online_held(runtime_dir) };
+        int r, partial;
+
+        /* the hotplug devices take the dax devices in system-ram mode */
+        r = pmem_scan(t->sysfs_root, &dax);
+        if (r >= 0 && t->block_size > 0)
+                r = memdev_load(t->sysfs_root, t, &dax, NULL, &devices, &fw);
+        if (r == -ENOMEM)
+                return r;
+        partial = r < 0 || dax.n_unreadable > 0;
+        if (r >= 0 && t->block_size > 0)
+                topology_set_devices(t, &devices, &fw);
+        r = metrics_machine_read(t, &m);
+        if (r >= 0)
+                r = metrics_print(out, &metrics);
+        return r < 0 ? r : partial;
+}
+
 int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
         _cleanup_(options_done) struct options o = {
                 .root = sysfs_root ?: "/sys",
@@ -296,14 +343,24 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
                                                                                             : strerror(-r));
                 return STATUS_EXIT_FAILURE;
         }
+        runtime_dir = runtime_dir && *runtime_dir ? runtime_dir : DEFAULT_RUNTIME_DIR;
+        if (o.prometheus) {
+                r = print_prometheus(out, t, runtime_dir);
+                if (r >= 0 && (fflush(out) != 0 || ferror(out)))
+                        r = -EIO;
+                if (r == -ENOMEM)
+                        status_error("out of memory");
+                else if (r < 0)
+                        status_error("cannot write output: %s", strerror(-r));
+                return r < 0 ? STATUS_EXIT_FAILURE : r > 0 ? STATUS_EXIT_PARTIAL : STATUS_EXIT_SUCCESS;
+        }
         r = refused = load_policy(o.config, o.config_explicit, &p, &s.policy_warning);
         if (r >= 0)
                 r = status_machine_read(t, p, &m);
         /* --raw and --tables show tables only: the sections are not read */
         if (r >= 0 && !o.only_tables && !o.raw)
                 r = status_sections_read(o.root, o.rules_dirs ?: coexist_default_rules_dirs,
-                                         runtime_dir && *runtime_dir ? runtime_dir : DEFAULT_RUNTIME_DIR,
-                                         !o.no_daemon, &s);
+                                         runtime_dir, !o.no_daemon, &s);
         if (r >= 0)
                 r = render(out, &o, &m, &s);
         if (r == -ENOMEM) {

@@ -3,12 +3,13 @@
 # QEMU comes from bookworm-backports (10.x): the CXL Type-3 guest of the
 # VM suite needs QEMU 8 or newer (volatile-memdev). The host stays on
 # Debian 12 otherwise; the Debian 13 guest brings its own kernel.
+# prometheus: its promtool checks the metrics in make check (test-prometheus.sh).
 set -e
 PKGS="build-essential autoconf automake pkg-config git
       libudev-dev libsystemd-dev libdaxctl-dev libiniparser-dev libnuma-dev libsmartcols-dev libcmocka-dev
       valgrind jq python3 systemd-journal-remote time
       qemu-system-x86 qemu-utils linux-image-amd64 mmdebstrap e2fsprogs ndctl daxctl
-      gnuplot-nox clang libclang-rt-14-dev zsh"
+      gnuplot-nox clang libclang-rt-14-dev zsh prometheus"
 QEMU_PKGS="qemu-system-x86 qemu-utils"
 QEMU_MIN=1:10
 BACKPORTS_LIST=/etc/apt/sources.list.d/memonlined-backports.sources

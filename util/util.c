@@ -17,6 +17,13 @@ uint64_t now_usec(void) {
         return now_nsec() / NSEC_PER_USEC;
 }
 
+uint64_t realtime_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
 uint64_t cpu_time_usec(void) {
         struct rusage ru;
 

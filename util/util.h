@@ -79,6 +79,8 @@ size_t format_u64(char *buf, uint64_t v);
 /* CLOCK_MONOTONIC in microseconds / nanoseconds. */
 uint64_t now_usec(void);
 uint64_t now_nsec(void);
+/* CLOCK_REALTIME in microseconds: wall-clock time, for what leaves the process. */
+uint64_t realtime_usec(void);
 /* The process's CPU time (user + system) in microseconds; 0 if getrusage() fails. */
 uint64_t cpu_time_usec(void);
 

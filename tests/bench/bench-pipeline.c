@@ -13,6 +13,11 @@
  * Usage: bench-pipeline [--blocks N[,N...]] [--repeat R] [--workers W]
  *                       [--concurrent C] [--policy FILE]
  *
+ * After each pass it also times what the daemon does for its metrics
+ * textfile with [metrics] textfile_dir set: tallying the block cache on
+ * the loop's side, then rendering and replacing the file (here on the
+ * tree's tmpfs; not synced, as the daemon does not sync it either).
+ *
  * Prints one JSON line per run, then one summary line per block count
  * and a growth line (CPU µs per block at the largest count over the
  * smallest): linear growth means a ratio near 1.
@@ -26,9 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "batch.h"
+#include "metrics.h"
 #include "monitor.h"
 #include "policy.h"
 #include "report.h"
@@ -50,6 +57,8 @@ struct run {
         uint64_t batch_cpu_usec;        /* MEMONLINE_CPU_USEC of the batch record */
         uint64_t written;               /* state files no longer "offline" */
         uint64_t topology_cpu_usec;     /* one topology_load() alone, for the breakdown */
+        uint64_t metrics_read_usec;     /* the metrics' tally of the block cache (before the next job) */
+        uint64_t metrics_write_usec;    /* rendering and replacing the textfile (while the next job runs) */
         size_t onlined, failed;
 };
 
@@ -227,6 +236,37 @@ static uint64_t record_field(const char *text, const char *key) {
         return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
+/* The daemon's metrics after a batch: the tally, then the file in <root>/prom. -errno. */
+static int metrics_pass(const char *root, const struct topology *t, uint64_t *ret_read_usec,
+                        uint64_t *ret_write_usec) {
+        _cleanup_(metrics_machine_done) struct metrics_machine m = {};
+        struct metrics_daemon d = { .start_time_usec = realtime_usec() };
+        struct metrics metrics = { .machine = &m, .auto_online_taken = 0, .daemon = &d };
+        _cleanup_free_ char *dir = NULL, *text = NULL;
+        size_t len = 0;
+        uint64_t t0 = mono_usec(), t1;
+        FILE *f;
+        int r;
+
+        r = metrics_machine_read(t, &m);
+        t1 = mono_usec();
+        if (r < 0)
+                return r;
+        if (asprintf(&dir, "%s/prom", root) < 0)
+                return -ENOMEM;
+        (void) mkdir(dir, 0755);
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        r = metrics_print(f, &metrics);
+        fclose(f);
+        if (r >= 0)
+                r = metrics_write_file(dir, text, len);
+        *ret_read_usec = t1 - t0;
+        *ret_write_usec = mono_usec() - t1;
+        return r;
+}
+
 static int single_pass(const char *root, struct policy *p, uint64_t n, struct run *ret) {
         struct batcher b;
         struct reporter rep;
@@ -236,7 +276,7 @@ static int single_pass(const char *root, struct policy *p, uint64_t n, struct ru
         char *text = NULL;
         size_t text_len = 0;
         FILE *mem, *devnull;
-        uint64_t t0, t1, t2, u0, s0, u1, s1, topo_usec, seq = 1;
+        uint64_t t0, t1, t2, u0, s0, u1, s1, topo_usec, seq = 1, metrics_read = 0, metrics_write = 0;
         int r;
 
         mem = open_memstream(&text, &text_len);
@@ -289,6 +329,8 @@ static int single_pass(const char *root, struct policy *p, uint64_t n, struct ru
         }
         t2 = mono_usec();
         rusage_usec(&u1, &s1);
+        if (r >= 0)
+                r = metrics_pass(root, runner.topology, &metrics_read, &metrics_write);
         runner_done(&runner);   /* the daemon keeps it for the next batch: not part of this one */
         batcher_done(&b);
         free(job.ids);
@@ -308,6 +350,8 @@ static int single_pass(const char *root, struct policy *p, uint64_t n, struct ru
                 topo_usec = cpu_time_usec() - c0;
         }
         *ret = (struct run) {
+                .metrics_read_usec = metrics_read,
+                .metrics_write_usec = metrics_write,
                 .topology_cpu_usec = topo_usec,
                 .blocks = n,
                 .wall_usec = t2 - t0,
@@ -459,11 +503,13 @@ int main(int argc, char **argv) {
                                ",\"batch_record_cpu_usec\":%" PRIu64 ",\"topology_load_cpu_usec\":%" PRIu64
                                ",\"cpu_usec_per_block\":%.3f,\"floor_cpu_usec_per_block\":%.3f"
                                ",\"least_cpu_usec_per_block\":%.3f"
+                               ",\"metrics_read_usec\":%" PRIu64 ",\"metrics_write_usec\":%" PRIu64
                                ",\"onlined\":%zu,\"failed\":%zu}\n",
                                run.blocks, N_NODES, N_NODES - N_CPU_NODES, i, run.wall_usec, run.user_usec,
                                run.sys_usec, run.classify_usec, run.batch_cpu_usec, run.topology_cpu_usec,
                                (double) cpu[i] / (double) run.blocks, (double) floor_cpu[i] / (double) run.blocks,
-                               (double) least_cpu[i] / (double) run.blocks, run.onlined, run.failed);
+                               (double) least_cpu[i] / (double) run.blocks, run.metrics_read_usec,
+                               run.metrics_write_usec, run.onlined, run.failed);
                         fflush(stdout);
                 }
                 med_cpu = median(cpu, repeat);

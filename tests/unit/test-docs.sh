@@ -3,7 +3,8 @@
 # daemon/report.h defines is explained in the journal catalog and listed in
 # memonlined(8), and every MEMONLINE_* field the daemon's sources name is
 # documented in memonlined(8) and README.md (whose record table abbreviates
-# MEMONLINE_X to _X). Under distcheck the tree is the unpacked tarball.
+# MEMONLINE_X to _X); every Prometheus metric is in memonlined(8). Under
+# distcheck the tree is the unpacked tarball.
 # Prints TAP.
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -34,6 +35,22 @@ for f in $fields; do
         desc="$f is in README.md"
         check grep -qE "(^|[^A-Z0-9_])(MEMONLINE)?_${f#MEMONLINE_}([^A-Z0-9_]|\$)" "$README"
 done
+
+# Every metric daemon/metrics.c writes is listed in memonlined(8)'s METRICS,
+# and the key that turns them on in memonlined.conf(5) and the shipped file.
+metrics=$(grep -oE '"memonlined_[a-z_]*[a-z]' "$top_srcdir/daemon/metrics.c" | tr -d '"' | sort -u)
+desc="daemon/metrics.c names metrics"; check test -n "$metrics"
+for m in $metrics; do
+        desc="metric $m is in memonlined(8)"; check grep -qE "(^|[^a-z_])$m([^a-z_]|\$)" "$MAN"
+done
+desc="[metrics] textfile_dir is in memonlined.conf(5)"
+check grep -q '^\.BI textfile_dir=' "$top_srcdir/man/memonlined.conf.5.in"
+desc="[metrics] textfile_dir is in conf/memonlined.conf"
+check grep -q '^#textfile_dir =' "$top_srcdir/conf/memonlined.conf"
+desc="status --prometheus is in memonlined-status(8)"
+check grep -q '^\.B \\-\\-prometheus$' "$top_srcdir/man/memonlined-status.8.in"
+desc="README.md has a Metrics section naming memonlined_blocks_offline"
+check grep -q 'memonlined_blocks_offline{node=' "$README"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

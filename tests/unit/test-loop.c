@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include "fake-tree.h"
 #include "loop.h"
+#include "metrics.h"
 #include "status-read.h"
 #include "util.h"
 
@@ -907,6 +908,145 @@ static void test_no_timer_turns_while_busy(void **state) {
         assert_in_range(st.timer_wakeups, 0, 3);
 }
 
+/* ---- the metrics textfile: at start, after each batch, on reload; a failed write said once ---- */
+
+/* CONF_MOVABLE with [metrics] textfile_dir = <root>/<dir>. */
+static char *metrics_conf(struct fixture *f, const char *dir) {
+        char *conf = NULL;
+
+        assert_true(asprintf(&conf, CONF_MOVABLE "[metrics]\ntextfile_dir = %s/%s\n", f->root, dir) > 0);
+        return conf;
+}
+
+/* The whole textfile in dir, NULL if there is none. */
+static char *prom(struct fixture *f, const char *dir) {
+        _cleanup_free_ char *path = NULL;
+        char *text = NULL;
+        size_t n = 0;
+        FILE *in;
+
+        assert_true(asprintf(&path, "%s/%s/" METRICS_FILE, f->root, dir) > 0);
+        in = fopen(path, "re");
+        if (!in)
+                return NULL;
+        if (getdelim(&text, &n, '\0', in) < 0) {
+                free(text);
+                text = strdup("");
+        }
+        fclose(in);
+        return text;
+}
+
+static bool has_line(const char *text, const char *line) {
+        size_t n = strlen(line);
+
+        for (const char *p = text; p && (p = strstr(p, line)); p++)
+                if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+                        return true;
+        return false;
+}
+
+static unsigned err_count(struct fixture *f, const char *text) {
+        unsigned n = 0;
+
+        fflush(f->err_f);
+        for (const char *p = f->err; p && (p = strstr(p, text)); p++)
+                n++;
+        return n;
+}
+
+static void metrics_feed(struct fixture *f) {
+        add_and_feed(f, 40);
+        at(f, 100, stop_when_idle);
+}
+
+static void test_metrics_textfile(void **state) {
+        struct fixture *f = *state;
+        _cleanup_free_ char *conf = metrics_conf(f, "prom"), *at_start = NULL, *text = NULL;
+
+        fake_mkdir(f->root, "prom");
+        start_with(f, conf, 20, 0);
+        /* At start: the counters of this run, before its coldplug has read a block */
+        at_start = prom(f, "prom");
+        assert_non_null(at_start);
+        assert_true(has_line(at_start, "memonlined_blocks_onlined_total 0"));
+        assert_null(strstr(at_start, "memonlined_blocks_offline"));
+        assert_non_null(strstr(at_start, "\nmemonlined_start_time_seconds "));
+        at(f, 200, metrics_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        text = prom(f, "prom");
+        assert_non_null(text);
+        /* the coldplug's 4 and the hot-added one, on node 1's 8 boot blocks */
+        assert_true(has_line(text, "memonlined_blocks_offline{node=\"1\"} 0"));
+        assert_true(has_line(text, "memonlined_blocks_online{node=\"1\"} 13"));
+        assert_true(has_line(text, "memonlined_memory_online_bytes{node=\"1\",zone=\"movable\"} 671088640"));
+        assert_true(has_line(text, "memonlined_blocks_onlined_total 5"));
+        assert_true(has_line(text, "memonlined_onlined_bytes_total 671088640"));
+        assert_true(has_line(text, "memonlined_batches_total 2"));
+        assert_true(has_line(text, "memonlined_blocks_failed_total 0"));
+        assert_non_null(strstr(text, "\nmemonlined_last_batch_first_block_seconds 0."));
+        assert_non_null(strstr(text, "\nmemonlined_last_batch_last_block_seconds 0."));
+        assert_false(err_has(f, METRICS_FILE));
+}
+
+static void metrics_dir_appears(struct fixture *f) {
+        fake_mkdir(f->root, "late");
+        add_and_feed(f, 41);
+        at(f, 100, stop_when_idle);
+}
+
+static void metrics_feed_more(struct fixture *f) {
+        add_and_feed(f, 40);
+        at(f, 100, metrics_dir_appears);
+}
+
+/* No directory: said once for the start and two batches, onlining goes on; once there, written and said so. */
+static void test_metrics_write_failure(void **state) {
+        struct fixture *f = *state;
+        _cleanup_free_ char *conf = metrics_conf(f, "late"), *text = NULL;
+
+        start_with(f, conf, 0, 0);
+        at(f, 100, metrics_feed_more);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(has_state(f, 40, "online_movable"));
+        assert_true(has_state(f, 41, "online_movable"));
+        assert_int_equal(err_count(f, "cannot write "), 1);
+        assert_true(err_has(f, "/late/" METRICS_FILE ": No such file or directory"));
+        assert_int_equal(err_count(f, "/late/" METRICS_FILE " written again"), 1);
+        text = prom(f, "late");
+        assert_non_null(text);
+        assert_true(has_line(text, "memonlined_blocks_onlined_total 6"));
+}
+
+static void metrics_reload(struct fixture *f) {
+        _cleanup_free_ char *conf = metrics_conf(f, "prom"), *text = NULL;
+
+        write_conf(f, conf);
+        assert_int_equal(loop_reload(f->loop), 0);
+        /* written by the reload itself, with the blocks as the coldplug left them */
+        text = prom(f, "prom");
+        assert_non_null(text);
+        assert_true(has_line(text, "memonlined_blocks_online{node=\"1\"} 12"));
+        assert_true(has_line(text, "memonlined_blocks_onlined_total 4"));
+        at(f, 100, stop_when_idle);
+}
+
+/* A reload that turns the file on writes it at once, with what the last job saw. */
+static void test_metrics_on_reload(void **state) {
+        struct fixture *f = *state;
+        _cleanup_free_ char *text = NULL;
+
+        fake_mkdir(f->root, "prom");
+        start_with(f, CONF_MOVABLE, 0, 0);
+        assert_null(prom(f, "prom"));
+        at(f, 100, metrics_reload);
+        assert_int_equal(loop_run(f->loop), 0);
+        /* and after the reload's rescan */
+        text = prom(f, "prom");
+        assert_non_null(text);
+        assert_true(has_line(text, "memonlined_batches_total 1"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
@@ -924,6 +1064,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_linked_batch_starts_early, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unlinked_batch_waits, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_metrics_textfile, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_metrics_write_failure, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_metrics_on_reload, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,6 +93,7 @@ static void assert_defaults(const struct policy *p) {
         assert_int_equal(p->pmem_zone, ZONE_MOVABLE);
         assert_true(p->respect_daxctl);
         assert_int_equal(p->memmap_on_memory, MEMMAP_KEEP);
+        assert_null(p->textfile_dir);
         assert_int_equal(p->n_nodes, 0);
         assert_int_equal(p->n_ranges, 0);
         assert_int_equal(p->n_devices, 0);
@@ -490,6 +491,34 @@ static void test_take_over_auto_online(void **state) {
         _cleanup_policy_ struct policy *p = load_ok(state, "[daemon]\ntake_over_auto_online = no\n");
 
         assert_false(p->take_over_auto_online);
+}
+
+/* [metrics] textfile_dir: an absolute directory; empty (a drop-in's way back to the default) is none. */
+static void test_metrics_keys(void **state) {
+        const char *dir = *state;
+        _cleanup_policy_ struct policy *p = NULL, *q = NULL;
+        _cleanup_free_ char *main_conf = NULL, *long_dir = NULL, *long_conf = NULL;
+
+        p = load_ok(state, "[metrics]\nTextfile_Dir = /var/lib/prometheus/node-exporter\n");
+        assert_string_equal(p->textfile_dir, "/var/lib/prometheus/node-exporter");
+        main_conf = write_conf(state, "m.conf", "[metrics]\ntextfile_dir = /srv/prom\n", 35);
+        fake_write(dir, "m.conf.d/10-off.conf", "[metrics]\ntextfile_dir =\n");
+        q = load_path_ok(main_conf);
+        assert_null(q->textfile_dir);
+
+        expect_error(state, "[metrics]\ntextfile_dir = prom\n", 2,
+                     "textfile_dir: expected an absolute directory like /var/lib/prometheus/node-exporter, "
+                     "got \"prom\"");
+        expect_error(state, "[metrics]\ntextfile_dir = /srv/\033[2Jprom\n", 2,
+                     "textfile_dir: a control character in \"/srv/\\x1b[2Jprom\"");
+        expect_error(state, "[metrics]\ndirectory = /srv\n", 2, "unknown key \"directory\" in [metrics]");
+        long_dir = malloc(PATH_MAX);
+        assert_non_null(long_dir);
+        memset(long_dir, 'a', PATH_MAX - 1);
+        long_dir[0] = '/';
+        long_dir[PATH_MAX - 1] = '\0';
+        assert_true(asprintf(&long_conf, "[metrics]\ntextfile_dir = %s\n", long_dir) > 0);
+        expect_error(state, long_conf, 2, "textfile_dir: longer than 2048 bytes");
 }
 
 static void test_bad_values(void **state) {
@@ -1116,6 +1145,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_device_cxl_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_over_auto_online, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_metrics_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_structure_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),

@@ -778,6 +778,58 @@ static void test_colors(void **state) {
         fake_tree_free(root);
 }
 
+/* --prometheus: the daemon's metrics as sysfs shows them, every kind of device, without the daemon's counters. */
+static void test_prometheus(void **state) {
+        static const char *const want[] = {
+                "\nmemonlined_blocks_offline{node=\"1\"} 3\n",
+                "\nmemonlined_blocks_offline{node=\"2\"} 0\n",
+                "\nmemonlined_blocks_online{node=\"1\"} 16\n",
+                "\nmemonlined_blocks_online{node=\"2\"} 4\n",
+                "\nmemonlined_memory_online_bytes{node=\"1\",zone=\"movable\"} 939524096\n",
+                "\nmemonlined_memory_online_bytes{node=\"1\",zone=\"kernel\"} 1207959552\n",
+                "\nmemonlined_memory_offline_bytes{node=\"1\"} 402653184\n",
+                "\nmemonlined_device_blocks_offline{kind=\"dimm\",device=\"PNP0C80:00\"} 2\n",
+                "\nmemonlined_device_blocks_online{kind=\"dimm\",device=\"PNP0C80:01\"} 4\n",
+                "\nmemonlined_device_blocks_offline{kind=\"virtio-mem\",device=\"virtio0\"} 1\n",
+                "\nmemonlined_device_blocks_online{kind=\"dax\",device=\"dax0.0\"} 4\n",
+                "\nmemonlined_auto_online_blocks{value=\"offline\"} 1\n",
+                "\nmemonlined_auto_online_taken_over 0\n",
+        };
+        _cleanup_free_ char *out = NULL, *run = NULL, *bad = NULL;
+        char *root = device_machine();
+
+        assert_int_equal(STATUS(root, &out, "--prometheus"), 0);
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                if (!strstr(out, want[i]))
+                        fail_msg("no \"%s\" in:\n%s", want[i], out);
+        /* the daemon's own, since its start: not status's to show */
+        assert_null(strstr(out, "_total"));
+        assert_null(strstr(out, "memonlined_start_time_seconds"));
+        free(out);
+
+        /* the daemon holds auto_online_blocks while its saved value is in the runtime directory */
+        fake_write(root, "run/auto_online_blocks", "online\n");
+        assert_true(asprintf(&run, "%s/run", root) > 0);
+        setenv("MEMONLINED_RUNTIME_DIR", run, 1);
+        assert_int_equal(STATUS(root, &out, "--prometheus"), 0);
+        setenv("MEMONLINED_RUNTIME_DIR", "/nonexistent/memonlined-run", 1);
+        assert_non_null(strstr(out, "\nmemonlined_auto_online_taken_over 1\n"));
+        free(out);
+
+        /* no policy is needed: a refused file changes nothing */
+        fake_write(root, "bad.conf", "[daemon]\nworkers = many\n");
+        assert_true(asprintf(&bad, "%s/bad.conf", root) > 0);
+        assert_int_equal(run_status(root, &out, "--prometheus", "--config", bad, NULL), 0);
+        assert_non_null(strstr(out, "\nmemonlined_blocks_offline{node=\"1\"} 3\n"));
+        free(out);
+        assert_int_equal(STATUS(root, &out, "--prometheus", "-J"), 2);
+        free(out);
+        assert_int_equal(STATUS(root, &out, "-r", "--prometheus"), 2);
+        free(out);
+        out = NULL;
+        fake_tree_free(root);
+}
+
 /* Exit statuses: 3 for a refused policy file and 64 for what could not be read, the output shown in both. */
 static void test_exit_status(void **state) {
         _cleanup_free_ char *out = NULL, *bad = NULL, *missing = NULL, *err = NULL;
@@ -860,6 +912,12 @@ static void test_hostile_names(void **state) {
         assert_int_equal(STATUS(root, &out, "-r"), 0);
         assert_null(strchr(out, '\033'));
         free(out);
+        assert_int_equal(STATUS(root, &out, "--prometheus"), 0);
+        assert_null(strchr(out, '\033'));
+        assert_null(strchr(out, '\007'));
+        assert_non_null(strstr(out, "\nmemonlined_device_blocks_offline{kind=\"dimm\",device=\"PNP0C80:"
+                                    "\\\\x1b]0;owned\\\\x07\\\\x0a\\\\x1b[31mX\"} "));
+        free(out);
         assert_int_equal(run_status(root, &out, "--no-daemon", "--config", empty_config(root), "--rules-dir", rules,
                                     "-J", NULL), 0);
         assert_null(strchr(out, '\033'));
@@ -935,6 +993,7 @@ int main(void) {
                 cmocka_unit_test(test_options),
                 cmocka_unit_test(test_colors),
                 cmocka_unit_test(test_exit_status),
+                cmocka_unit_test(test_prometheus),
                 cmocka_unit_test(test_hostile_names),
                 cmocka_unit_test(test_hostile_every_mode),
         };

@@ -58,6 +58,8 @@ fi
 rw=$(unit_value ReadWritePaths)
 check "memory block state is writable" has_word "$rw" /sys/devices/system/memory
 check "the dax bus is writable (devdax -> kmem)" has_word "$rw" -/sys/bus/dax
+# ProtectSystem=strict: the metrics textfile needs Debian's collector directory, if it exists.
+check "node_exporter's textfile directory is writable" has_word "$rw" -/var/lib/prometheus/node-exporter
 # libdaxctl stat()s /dev/daxX.Y before converting; a private /dev lacks it.
 check "/dev is the host's (dax conversion)" not_in_unit '^PrivateDevices=(yes|true|on|1)'
 

@@ -37,9 +37,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=bookworm
 SOURCES=${MEMONLINED_VM_SOURCES:-/etc/apt/sources.list.d/debian.sources}
+# prometheus-node-exporter scrapes the daemon's metrics textfile; curl reads
+# its /metrics on the guest's loopback.
 PACKAGES=(systemd-sysv udev kmod ndctl daxctl qemu-guest-agent util-linux
           procps jq libsmartcols1 libnuma1 libndctl6 libdaxctl1 libsystemd0
-          libudev1 numactl)
+          libudev1 numactl prometheus-node-exporter curl)
 # libiniparser changed soname: .so.1 in bookworm, .so.4 in trixie.
 BOOKWORM_PACKAGES=(libiniparser1)
 # trixie adds its own kernel and the CXL tools.
@@ -241,6 +243,8 @@ if [ "$SUITE" != bookworm ]; then
 fi
 wants=$ROOT/etc/systemd/system/multi-user.target.wants
 mkdir -p "$wants"
+# node_exporter runs only while a scenario scrapes it (its postinst enabled it).
+rm -f "$wants/prometheus-node-exporter.service"
 # qemu-guest-agent is started by udev (virtio port) via its static unit;
 # also pull it in explicitly in case the rule does not fire.
 mkdir -p "$ROOT/etc/systemd/system/qemu-guest-agent.service.d"

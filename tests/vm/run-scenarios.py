@@ -39,7 +39,14 @@ AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
 # Where the daemon keeps the auto_online_blocks value it took over.
 AUTO_ONLINE_SAVED = "/run/memonlined/auto_online_blocks"
 
-# The test policy: everything movable, ratio guard off, so zones are known.
+# Debian's node_exporter textfile directory: the unit may write it.
+TEXTFILE_DIR = "/var/lib/prometheus/node-exporter"
+# node_exporter in the guest (prometheus-node-exporter, started only to be scraped).
+EXPORTER = "prometheus-node-exporter"
+METRICS_URL = "http://127.0.0.1:9100/metrics"
+
+# The test policy: everything movable, ratio guard off, so zones are known;
+# the metrics textfile for node_exporter.
 CONF_MOVABLE = """# memonlined VM test policy
 [zones]
 default = online_movable
@@ -47,7 +54,10 @@ movable_ratio = 0
 
 [pmem]
 zone = online_movable
-"""
+
+[metrics]
+textfile_dir = %s
+""" % TEXTFILE_DIR
 CONF_KERNEL = """# memonlined VM test policy (after reload)
 [zones]
 default = online_kernel
@@ -118,6 +128,19 @@ def parse_cpulist(s):
         elif part:
             cpus.add(int(part))
     return cpus
+
+
+def parse_prometheus(text):
+    """Samples of the text exposition format: {(name, "{labels}" or ""): value}."""
+    samples = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        head, _, value = line.rpartition(" ")
+        brace = head.find("{")
+        name, labels = (head, "") if brace < 0 else (head[:brace], head[brace:])
+        samples[(name, labels)] = float(value)
+    return samples
 
 
 def field(rec, key):
@@ -387,8 +410,72 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
             self.assert_taken_over(original)
 
     def s_dimm_cpu_node(self):
-        self.hotadd_and_check(1, 1 * GiB, "Movable")
+        self.start_exporter()
+        try:
+            before = self.scrape()
+            new = self.hotadd_and_check(1, 1 * GiB, "Movable")
+            self.assert_metrics(before, 1, len(new))
+        finally:
+            self.sh("systemctl stop %s" % EXPORTER, check=False)
         self.assert_sandbox_kept_function()
+
+    # ---------------------------------------------------------- metrics
+    def start_exporter(self):
+        self.sh("systemctl start %s" % EXPORTER)
+        deadline = time.monotonic() + 90
+        while self.sh("curl -sf -o /dev/null --max-time 20 %s" % METRICS_URL, check=False).rc != 0:
+            check(time.monotonic() < deadline, "node_exporter does not answer on %s: %s" % (
+                METRICS_URL, self.sh("systemctl status --no-pager %s" % EXPORTER, check=False).out[-800:]))
+            time.sleep(2)
+
+    def scrape(self):
+        """memonlined's series and the textfile collector's own, as node_exporter
+        serves them over HTTP: {(name, labels): value}."""
+        r = self.sh("curl -sf --max-time 30 %s | grep -E '^(memonlined_|node_textfile_)'" % METRICS_URL,
+                    check=False)
+        check(r.rc == 0, "scraping %s failed (rc %d): %s" % (METRICS_URL, r.rc, r.err.strip()[:300]))
+        return parse_prometheus(r.out)
+
+    def assert_metrics(self, before, node, n):
+        """node_exporter serves the daemon's textfile: the node's offline blocks
+        are 0 and its online ones grew by the hot-added N; the collector parsed
+        the file without error; status --prometheus says the same."""
+        online = ("memonlined_blocks_online", '{node="%d"}' % node)
+        offline = ("memonlined_blocks_offline", '{node="%d"}' % node)
+        onlined = ("memonlined_blocks_onlined_total", "")
+        check(online in before and onlined in before,
+              "node_exporter serves no memonlined_blocks_online{node=\"%d\"} before the hot-add: %s; journal: %s"
+              % (node, sorted(k[0] for k in before), self.sh("journalctl -b -q -u memonlined -o cat --grep prom",
+                                                            check=False).out.strip()[-400:]))
+        deadline = time.monotonic() + 30
+        while True:
+            after = self.scrape()
+            if after.get(offline) == 0 and after.get(online) == before[online] + n:
+                break
+            check(time.monotonic() < deadline,
+                  "after %d blocks on node %d: %s %s, %s %s (before: online %s)"
+                  % (n, node, offline[0] + offline[1], after.get(offline), online[0] + online[1],
+                     after.get(online), before[online]))
+            time.sleep(2)
+        check(after.get(("node_textfile_scrape_error", "")) == 0,
+              "node_exporter's textfile collector reports an error: %s"
+              % {k: v for k, v in after.items() if k[0].startswith("node_textfile")})
+        check(after[onlined] - before[onlined] >= n, "memonlined_blocks_onlined_total grew by %d, hot-added %d"
+              % (after[onlined] - before[onlined], n))
+        for k in ("memonlined_last_batch_first_block_seconds", "memonlined_last_batch_last_block_seconds",
+                  "memonlined_start_time_seconds"):
+            check((k, "") in after, "node_exporter serves no %s" % k)
+        held = 0 if self.boot_auto == "offline" else 1
+        check(after.get(("memonlined_auto_online_blocks", '{value="offline"}')) == 1 and
+              after.get(("memonlined_auto_online_taken_over", "")) == held,
+              "auto_online_blocks offline and taken over %d expected: %s" % (held, {
+                  k: v for k, v in after.items() if k[0].startswith("memonlined_auto_online")}))
+        mode = self.sh("stat -c '%%a %%U' %s/memonlined.prom" % TEXTFILE_DIR).out.strip()
+        check(mode == "644 root", "memonlined.prom is %s, not 644 root (the unit's UMask=0077)" % mode)
+        st = parse_prometheus(self.sh("memonlined status --prometheus").out)
+        for k in (offline, online, ("memonlined_auto_online_taken_over", "")):
+            check(st.get(k) == after.get(k), "status --prometheus says %s%s %s, the daemon's file %s"
+                  % (k[0], k[1], st.get(k), after.get(k)))
 
     def assert_sandbox_kept_function(self):
         """The unit's sandbox (no capabilities, @resources denied but for

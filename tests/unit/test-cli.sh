@@ -186,6 +186,13 @@ check "an unknown option is a usage error (exit code 2)" test $? -eq 2
 "$MEMONLINED" --once extra-argument 2>/dev/null
 check "an extra argument is a usage error (exit code 2)" test $? -eq 2
 check "--version prints the version" bash -c '"$1" --version | grep -q "^memonlined [0-9]"' _ "$MEMONLINED"
+for sub in status report; do
+        for opt in -V --version; do
+                out=$("$MEMONLINED" $sub $opt 2>&1)
+                check "$sub $opt prints the version, as the daemon does, and exits 0" \
+                        test $? -eq 0 -a "$out" = "$("$MEMONLINED" --version)"
+        done
+done
 check "--help mentions --sysfs-root" bash -c '"$1" --help | grep -q -- "--sysfs-root"' _ "$MEMONLINED"
 check "--help lists the exit statuses" bash -c '"$1" --help | tr "\n" " " | grep -q "Exit status: 0 .* 2 .* 3 .* 64 partial"' \
         _ "$MEMONLINED"

@@ -117,6 +117,8 @@ check "once exits 64 (partial success) when blocks are left undecided" test $rc 
 check "undecided blocks stay offline" test "$(cat "$T/sys/devices/system/memory/memory66000/state")" = offline
 check "each undecided block gets a failure record with EAGAIN and the reason" bash -c \
         'test "$(grep -c "MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_ERRNO_NAME=EAGAIN.*MEMONLINE_REASON=\"undecided: node not known" <<<"$1")" -eq 2' _ "$out"
+check "a block left offline is recorded at err (journalctl -p err shows it)" bash -c \
+        'test "$(grep "MEMONLINE_BLOCK=memory6600[01]" <<<"$1" | grep -c " PRIORITY=3 ")" -eq 2' _ "$out"
 check "the other blocks still follow the node rule" test "$(cat "$T/sys/devices/system/memory/memory64/state")" = online_kernel
 fake_block "$T/sys" 66000 1 offline "Movable Normal"
 fake_block "$T/sys" 66001 1 offline "Movable Normal"
@@ -147,6 +149,7 @@ out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-t
 rc=$?
 check "once exits 64 (partial success) when a block fails and others came online" test $rc -eq 64
 check "failure record names the block and errno" grep -Eq 'MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_BLOCK=memory33|MEMONLINE_BLOCK=memory33.*MESSAGE_ID=8c3e' <<<"$out"
+check "a failed write is recorded at err" grep -Eq ' PRIORITY=3 .*MEMONLINE_BLOCK=memory33 ' <<<"$out"
 check "other blocks still came online" test "$(cat "$T/sys/devices/system/memory/memory34/state")" = online_movable
 
 # Every block fails: nothing came online, a plain failure.

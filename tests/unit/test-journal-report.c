@@ -756,6 +756,25 @@ static void test_json_document(void **state) {
         free(v);
         free(out);
 
+        /* In a zone of the reader's own, a JSON time is UTC all the same and says so; the table's is local. */
+        assert_int_equal(setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1), 0);
+        tzset();
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-J", NULL), 0);
+        v = jq(out, "[.batches[0].time, .conversions[0].time] | @csv");
+        assert_string_equal(v, "\"2023-11-14T22:13:20.000000Z\",\"2023-11-14T23:13:20.000000Z\"");
+        free(v);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "-J", NULL), 0);
+        v = jq(out, ".failures[0].time");
+        assert_string_equal(v, "2023-11-14T23:13:20.000000Z");
+        free(v);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-r", "-n", "-o", "TIME", NULL), 0);
+        assert_true(startswith(out, "2023-11-14\\x2023:13:20\n"));   /* raw escapes the space */
+        free(out);
+        assert_int_equal(setenv("TZ", "UTC", 1), 0);
+        tzset();
+
         /* nothing matches: still a document */
         assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", "-J", NULL), 0);
         v = jq(out, "[(.batches | length), (.nodes | length), (.hosts | length)] | @csv");

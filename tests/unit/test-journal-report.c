@@ -630,6 +630,13 @@ static void test_filters(void **state) {
                                     "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 2);
         free(out);
+        /* a zone by name: 00:00 in Berlin is 23:00 UTC, 09:00 in Tokyo 00:00 UTC */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-S", "2023-11-15 00:00 Europe/Berlin", "-U",
+                                    "2023-11-15 09:00 Asia/Tokyo", "--json-lines", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-S", "2023-11-15 00:00 Europe/Nowhere", NULL), 2);
+        free(out);
         assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "1 hour ago", "--json-lines", NULL), 0);
         assert_string_equal(out, "");
         free(out);

@@ -79,5 +79,8 @@ wd=$(unit_value WatchdogSec); abort=$(unit_value TimeoutAbortSec)
 check "the watchdog is on (WatchdogSec=${wd% })" test -n "$wd"
 check "a watchdog abort is bounded (TimeoutAbortSec=${abort% })" test "${abort% }" = "15s"
 
+# status run by any user reads the progress file (0644) in the runtime directory.
+check "the runtime directory is open to all (RuntimeDirectoryMode=0755)" test "$(unit_value RuntimeDirectoryMode)" = "0755 "
+
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -155,8 +155,7 @@ if [ "$1" = 1 ] && [ "$2" = 1 ]; then
     # The chroot is the testbed: the package's postinst starts nothing without systemd as PID 1.
     autopkgtest --no-built-binaries /pkg/memonlined/ /pkg/memonlined_*.deb -- null >/tmp/autopkgtest.log 2>&1 ||
         { tail -60 /tmp/autopkgtest.log; echo "trixie-build: autopkgtest failed" >&2; exit 1; }
-    grep -E '^(installed|ok|not ok) ' /tmp/autopkgtest.log | grep -v '^ok' | sed 's/^/autopkgtest: /'
-    echo "autopkgtest: $(grep -c '^ok ' /tmp/autopkgtest.log) checks passed"
+    echo "autopkgtest: $(grep -E '^installed +[A-Z]+' /tmp/autopkgtest.log | tail -n1 | tr -s ' '), $(grep -c '^ok ' /tmp/autopkgtest.log) checks passed"
     took "autopkgtest"
 fi
 EOF

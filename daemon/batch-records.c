@@ -309,7 +309,7 @@ static int emit_failure(struct reporter *r, const struct plan_item *item, const 
         record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
         record_add(&rec, "MESSAGE=Failed to online memory%" PRIu64 " (node %d) as %s after %u attempt%s: %s",
                    b->id, b->node, zone, b->attempts, b->attempts == 1 ? "" : "s", strerror(err));
-        record_add(&rec, "PRIORITY=%d", LOG_WARNING);
+        record_add(&rec, "PRIORITY=%d", LOG_ERR);
         record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
         record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, b->id);
         record_add(&rec, "MEMONLINE_NODE=%d", b->node);
@@ -338,7 +338,7 @@ static int emit_left_offline(struct reporter *r, uint64_t id, int node, int erro
         record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_FAILURE);
         record_add(&rec, "MESSAGE=Left memory%" PRIu64 " (node %d) offline: %s; trying again later", id, node,
                    reason);
-        record_add(&rec, "PRIORITY=%d", LOG_WARNING);
+        record_add(&rec, "PRIORITY=%d", LOG_ERR);
         record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, batch);
         record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, id);
         record_add(&rec, "MEMONLINE_NODE=%d", node);

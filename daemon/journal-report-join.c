@@ -483,17 +483,26 @@ static int add_device(struct jr_records *r, const struct jr_entry *e, const stru
 
 typedef int (*add_fn)(struct jr_records *r, const struct jr_entry *e, const struct origin *o);
 
-static add_fn adder_of(const char *message_id) {
-        static const struct { const char *id; add_fn add; } kinds[] = {
-                { MESSAGE_ID_BATCH, add_batch },
-                { MESSAGE_ID_NODE, add_node },
-                { MESSAGE_ID_FAILURE, add_failure },
-                { MESSAGE_ID_DEVICE, add_device },
-        };
+/* The records we join, by today's MESSAGE_ID and by the one before 0.2: journals of either version read alike. */
+static const struct { const char *id; add_fn add; } record_kinds[] = {
+        { MESSAGE_ID_BATCH, add_batch },
+        { MESSAGE_ID_NODE, add_node },
+        { MESSAGE_ID_FAILURE, add_failure },
+        { MESSAGE_ID_DEVICE, add_device },
+        { MESSAGE_ID_OLD_BATCH, add_batch },
+        { MESSAGE_ID_OLD_NODE, add_node },
+        { MESSAGE_ID_OLD_FAILURE, add_failure },
+        { MESSAGE_ID_OLD_DEVICE, add_device },
+};
 
-        for (size_t i = 0; message_id && i < ELEMENTSOF(kinds); i++)
-                if (streq(message_id, kinds[i].id))
-                        return kinds[i].add;
+const char *jr_record_message_id(size_t i) {
+        return i < ELEMENTSOF(record_kinds) ? record_kinds[i].id : NULL;
+}
+
+static add_fn adder_of(const char *message_id) {
+        for (size_t i = 0; message_id && i < ELEMENTSOF(record_kinds); i++)
+                if (streq(message_id, record_kinds[i].id))
+                        return record_kinds[i].add;
         return NULL;
 }
 

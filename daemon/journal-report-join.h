@@ -130,6 +130,8 @@ void jr_records_done(struct jr_records *r);
  * -ENOMEM is the only error.
  */
 int jr_records_add(struct jr_records *r, const struct jr_entry *e);
+/* The i-th MESSAGE_ID jr_records_add() joins (today's and those before 0.2), NULL past the last. */
+const char *jr_record_message_id(size_t i);
 /* After the last entry: hosts in name order (every table lists them alike), and their labels. */
 int jr_records_finish(struct jr_records *r);
 

@@ -28,13 +28,13 @@ static int add_match(sd_journal *j, const char *field, const char *value) {
         return sd_journal_add_match(j, m, 0);
 }
 
-/* Same-field matches are OR'd, different fields AND'd: (id1|id2|id3|id4) & host & (boot1|boot2|...). */
+/* Same-field matches are OR'd, different fields AND'd: (id1|id2|...) & host & (boot1|boot2|...). */
 static int add_matches(sd_journal *j, const struct jr_query *q, const sd_id128_t *boots, size_t n_boots) {
-        static const char *const ids[] = { MESSAGE_ID_BATCH, MESSAGE_ID_NODE, MESSAGE_ID_FAILURE, MESSAGE_ID_DEVICE };
+        const char *message_id;
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-                r = add_match(j, "MESSAGE_ID", ids[i]);
+        for (size_t i = 0; (message_id = jr_record_message_id(i)); i++) {
+                r = add_match(j, "MESSAGE_ID", message_id);
                 if (r < 0)
                         return r;
         }

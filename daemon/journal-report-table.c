@@ -22,7 +22,7 @@ enum {
 };
 
 static const struct table_column batch_columns[_BC_MAX] = {
-        [BC_TIME]    = { "TIME",    19, 0,               COL_STRING, "when the batch ended, local time", NULL },
+        [BC_TIME]    = { "TIME",    19, 0,               COL_STRING, "when the batch ended, local time (UTC in JSON)", NULL },
         [BC_HOST]    = { "HOST",     8, SCOLS_FL_TRUNC,  COL_STRING, "host name (machines that share one: NAME/MACHINE)", NULL },
         [BC_MACHINE] = { "MACHINE", 32, 0,               COL_STRING, "machine ID", NULL },
         [BC_BOOT]    = { "BOOT",    32, 0,               COL_STRING, "boot ID", NULL },
@@ -48,7 +48,7 @@ enum {
 };
 
 static const struct table_column failure_columns[_FC_MAX] = {
-        [FC_TIME]     = { "TIME",     19, 0,              COL_STRING, "when the block failed, local time", NULL },
+        [FC_TIME]     = { "TIME",     19, 0,              COL_STRING, "when the block failed, local time (UTC in JSON)", NULL },
         [FC_HOST]     = { "HOST",      8, SCOLS_FL_TRUNC, COL_STRING, "host name", NULL },
         [FC_MACHINE]  = { "MACHINE",  32, 0,              COL_STRING, "machine ID", NULL },
         [FC_BATCH]    = { "BATCH",     5, SCOLS_FL_RIGHT, COL_NUMBER, "batch number", NULL },
@@ -103,10 +103,14 @@ static char *size_cell(const struct jr_view *v, uint64_t bytes) {
         return table_size_cell(&st, bytes);
 }
 
-static char *time_cell(uint64_t usec) {
+/* Local time for people; in JSON ISO 8601 in UTC, as --json-lines has it: a time without its zone is no time. */
+static char *time_cell(const struct jr_view *v, uint64_t usec) {
         char buf[64];
 
-        format_time_local(buf, sizeof(buf), usec);
+        if (v->format == JR_FORMAT_JSON)
+                format_time_iso_utc(buf, sizeof(buf), usec);
+        else
+                format_time_local(buf, sizeof(buf), usec);
         return strdup(buf);
 }
 
@@ -191,7 +195,7 @@ static char *batch_cell(const void *row, unsigned col) {
         const struct jr_batch *b = r->b;
 
         switch (col) {
-        case BC_TIME:    return time_cell(b->realtime);
+        case BC_TIME:    return time_cell(v, b->realtime);
         case BC_HOST:    return host_cell(v, b->host);
         case BC_MACHINE: return machine_cell(v, b->host);
         case BC_BOOT:    return id_cell(v, !sd_id128_is_null(b->boot), b->boot);
@@ -259,7 +263,7 @@ static char *failure_cell(const void *row, unsigned col) {
         const struct jr_failure *f = r->f;
 
         switch (col) {
-        case FC_TIME:     return time_cell(f->realtime);
+        case FC_TIME:     return time_cell(v, f->realtime);
         case FC_HOST:     return host_cell(v, f->host);
         case FC_MACHINE:  return machine_cell(v, f->host);
         case FC_BATCH:    return f->batch == JR_NONE ? text_cell(v, NULL) : table_u64_cell(v->records->batches[f->batch].seq);
@@ -483,7 +487,7 @@ static char *device_cell(const void *row, unsigned col) {
         const struct jr_device *d = r->d;
 
         switch (col) {
-        case DC_TIME:      return time_cell(d->realtime);
+        case DC_TIME:      return time_cell(r->v, d->realtime);
         case DC_HOST:      return host_cell(r->v, d->host);
         case DC_DEVICE:    return text_cell(r->v, d->device);
         case DC_NAMESPACE: return text_cell(r->v, d->namespace_name);

@@ -70,7 +70,8 @@ static void help(FILE *out) {
               "  -D --directory=DIR   The journal files in DIR (e.g. systemd-journal-remote output)\n"
               "     --file=FILE       This journal file (repeatable)\n"
               "  -S --since=TIME      Records at or after TIME, as journalctl takes it (\"2024-05-01 10:00:00\",\n"
-              "                       \"2024-05-01T10:00\", \"-1h30min\", \"1 hour ago\", \"today\", \"@EPOCH\")\n"
+              "                       \"2024-05-01T10:00\", \"2024-05-01 10:00 Europe/Berlin\", \"-1h30min\",\n"
+              "                       \"1 hour ago\", \"today\", \"@EPOCH\")\n"
               "  -U --until=TIME      Records at or before TIME\n"
               "  -b --boot[=BOOT]     Only one boot of every machine in the journal: 0 (the default)\n"
               "                       the latest, -1 the one before, 1 the first, an ID, ID+N, ID-N\n"
@@ -89,6 +90,7 @@ static void help(FILE *out) {
               "     --svg=FILE        Also draw the batches, blocks onlined per node over time, in FILE\n"
               "     --no-color        No colour (SYSTEMD_COLORS, NO_COLOR and TERM=dumb count too)\n"
               "     --no-pager        Accepted for journalctl habits; output is never paged\n"
+              "  -V --version         Print the version\n"
               "  -h --help            Show this help\n", out);
         jr_columns_help(out);
 }
@@ -105,6 +107,7 @@ enum {
 
 static const struct option long_options[] = {
         { "help",        no_argument,       NULL, 'h'             },
+        { "version",     no_argument,       NULL, 'V'             },
         { "directory",   required_argument, NULL, 'D'             },
         { "file",        required_argument, NULL, ARG_FILE        },
         { "since",       required_argument, NULL, 'S'             },
@@ -236,17 +239,21 @@ static int check_options(struct options *o) {
         return 0;
 }
 
-/* 1: go on; 0: done (help); < 0: usage error already printed. */
-static int parse_argv(struct options *o, int argc, char **argv_in) {
+/* 1: go on; 0: done (help, version); < 0: usage error already printed. */
+static int parse_argv(struct options *o, int argc, char **argv_in, FILE *out) {
         _cleanup_free_ char **argv = argv_named(argc, argv_in, "memonlined report");
         int opt, r;
 
         if (!argv)
                 return -ENOMEM;
         optind = 0;     /* full getopt reset: main() may have parsed its own options */
-        while ((opt = getopt_long(argc, argv, "+hD:S:U:b::o:Jrn", long_options, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, "+hVD:S:U:b::o:Jrn", long_options, NULL)) >= 0) {
                 if (opt == 'h') {
                         help(stdout);
+                        return 0;
+                }
+                if (opt == 'V') {
+                        fprintf(out, "memonlined %s\n", PACKAGE_VERSION);
                         return 0;
                 }
                 if (opt == '?')
@@ -416,7 +423,7 @@ int journal_report_main(int argc, char **argv, FILE *out) {
 
         /* Character widths and what is printable, for the tables; this is the command's own process. */
         setlocale(LC_CTYPE, "");
-        r = parse_argv(&o, argc, argv);
+        r = parse_argv(&o, argc, argv, out);
         if (r == -ENOMEM) {
                 log_oom();
                 return REPORT_EXIT_FAILURE;

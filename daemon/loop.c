@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include "batch.h"
 #include "blocks.h"
@@ -565,6 +566,8 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
 /*
  * The running batch for `memonlined status`, replaced whole (rename) so
  * a reader never sees half of it. Best effort: status only shows less.
+ * Any user may read it (block counts, no secret): 0644 whatever the
+ * unit's UMask= made of the open(), in a runtime directory of 0755.
  */
 static void write_progress_file(struct loop *c, const struct job_progress_view *v, const char *status) {
         char buf[512];
@@ -583,7 +586,7 @@ static void write_progress_file(struct loop *c, const struct job_progress_view *
                     0644);
         if (fd < 0)
                 return;
-        if (write(fd, buf, (size_t) n) == n)
+        if (fchmod(fd, 0644) == 0 && write(fd, buf, (size_t) n) == n)
                 (void) renameat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", c->runtime_dir_fd, LOOP_PROGRESS_FILE);
         else
                 (void) unlinkat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", 0);

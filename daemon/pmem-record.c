@@ -22,7 +22,7 @@ int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const 
                 how[0] = '\0';
 
         record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_DEVICE);
-        record_add(&rec, "PRIORITY=%d", failed ? LOG_WARNING : LOG_INFO);
+        record_add(&rec, "PRIORITY=%d", failed ? LOG_ERR : LOG_INFO);
         record_add(&rec, "MEMONLINE_DEVICE=%s", dev->name);
         if (dev->namespace_name)
                 record_add(&rec, "MEMONLINE_NAMESPACE=%s", dev->namespace_name);

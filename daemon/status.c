@@ -101,6 +101,7 @@ static void help(FILE *out) {
               "     --rules-dir=DIR        Look for competing udev rules in DIR (repeatable)\n"
               "     --no-daemon            Do not ask systemd about memonlined.service\n"
               "     --sysfs-root=DIR       Read sysfs from DIR instead of /sys\n"
+              "  -V --version              Print the version\n"
               "  -h --help                 Show this help\n"
               "\n"
               "Exit status: 0 shown; 1 failure (no sysfs topology, output failed); 2 bad option\n"
@@ -115,6 +116,7 @@ enum {
 
 static const struct option long_options[] = {
         { "help",       no_argument,       NULL, 'h'            },
+        { "version",    no_argument,       NULL, 'V'            },
         { "output",     required_argument, NULL, 'o'            },
         { "tables",     required_argument, NULL, ARG_TABLES     },
         { "json",       no_argument,       NULL, 'J'            },
@@ -201,17 +203,21 @@ static int parse_option(struct options *o, int opt, const char *arg) {
         }
 }
 
-/* 1: go on; 0: done (help); < 0: usage error already said, or -ENOMEM. */
-static int parse_argv(struct options *o, int argc, char **argv_in) {
+/* 1: go on; 0: done (help, version); < 0: usage error already said, or -ENOMEM. */
+static int parse_argv(struct options *o, int argc, char **argv_in, FILE *out) {
         _cleanup_free_ char **argv = argv_named(argc, argv_in, "memonlined status");
         int opt, r;
 
         if (!argv)
                 return -ENOMEM;
         optind = 0;     /* full getopt reset: main() may have parsed its own options */
-        while ((opt = getopt_long(argc, argv, "+ho:Jrnb", long_options, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, "+hVo:Jrnb", long_options, NULL)) >= 0) {
                 if (opt == 'h') {
                         help(stdout);
+                        return 0;
+                }
+                if (opt == 'V') {
+                        fprintf(out, "memonlined %s\n", PACKAGE_VERSION);
                         return 0;
                 }
                 r = parse_option(o, opt, optarg);
@@ -331,7 +337,7 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
 
         /* Character widths and what is printable, for the tables; this is the command's own process. */
         setlocale(LC_CTYPE, "");
-        r = parse_argv(&o, argc, argv);
+        r = parse_argv(&o, argc, argv, out);
         if (r == -ENOMEM)
                 status_error("out of memory");
         if (r <= 0)

@@ -7,12 +7,17 @@
 #
 #   --deb OUTDIR  then also build the Debian package there with
 #                 "dpkg-buildpackage -us -uc -b" (nocheck: make check just
-#                 ran) and copy memonlined_*.deb to OUTDIR, with
+#                 ran), check it with lintian (any error or warning fails),
+#                 install it in the chroot and run its autopkgtest
+#                 (debian/tests, virt server null: the chroot is the
+#                 testbed, where no daemon is started), and copy
+#                 memonlined_*.deb to OUTDIR, with
 #                 memonlined.source-sha256, the hash of the sources it was
 #                 built from. The VM suite installs it in its trixie guest:
 #                 a binary built on bookworm links sonames trixie lacks
 #                 (libiniparser.so.1; trixie has .so.4).
-#   --no-check    with --deb: only the package, no -Werror build, no make check.
+#   --no-check    with --deb: only the package, no -Werror build, no make
+#                 check, no lintian, no autopkgtest.
 #   --reuse       with --deb: do nothing when OUTDIR already holds a package
 #                 built from these very sources.
 #
@@ -45,7 +50,8 @@ SUITE=trixie
 SOURCES=${MEMONLINED_VM_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/memonlined-build
 # procps: systemd-analyze verify (test-unit-file.sh) wants /bin/kill.
-PACKAGES=(build-essential autoconf automake pkg-config git dpkg-dev debhelper procps
+# lintian and autopkgtest check the package.
+PACKAGES=(build-essential autoconf automake pkg-config git dpkg-dev debhelper procps lintian autopkgtest
           libudev-dev libsystemd-dev libndctl-dev libdaxctl-dev libiniparser-dev libsmartcols-dev libnuma-dev libcmocka-dev zsh python3 systemd bash-completion
           jq e2fsprogs systemd-journal-remote)
 
@@ -141,6 +147,17 @@ if [ "$2" = 1 ]; then
         { tail -60 /tmp/deb.log; exit 1; }
     took "dpkg-buildpackage"
 fi
+if [ "$1" = 1 ] && [ "$2" = 1 ]; then
+    lintian --fail-on error,warning /pkg/memonlined_*.changes 2>&1 | grep -v '^running with root' |
+        sed 's/^/lintian: /'
+    [ "${PIPESTATUS[0]}" = 0 ] || { echo "trixie-build: lintian reports errors or warnings" >&2; exit 1; }
+    took "lintian (no error or warning)"
+    # The chroot is the testbed: the package's postinst starts nothing without systemd as PID 1.
+    autopkgtest --no-built-binaries /pkg/memonlined/ /pkg/memonlined_*.deb -- null >/tmp/autopkgtest.log 2>&1 ||
+        { tail -60 /tmp/autopkgtest.log; echo "trixie-build: autopkgtest failed" >&2; exit 1; }
+    echo "autopkgtest: $(grep -E '^installed +[A-Z]+' /tmp/autopkgtest.log | tail -n1 | tr -s ' '), $(grep -c '^ok ' /tmp/autopkgtest.log) checks passed"
+    took "autopkgtest"
+fi
 EOF
 
 # Own mount namespace: proc, dev and tmp go away with it.
@@ -150,7 +167,7 @@ unshare --mount --propagation private -- sh -c '
     mount -t proc proc "$R/proc"
     mount --rbind /dev "$R/dev"
     mount -t tmpfs tmpfs "$R/tmp"
-    chroot "$R" /bin/sh /memonlined-build.sh "$2" "$3"
+    chroot "$R" /bin/bash /memonlined-build.sh "$2" "$3"
 ' sh "$ROOT" "$CHECK" "$([ -n "$DEB_OUT" ] && echo 1 || echo 0)"
 
 if [ -n "$DEB_OUT" ]; then

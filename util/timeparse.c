@@ -6,6 +6,7 @@
 #include <strings.h>
 #include <time.h>
 #include "timeparse.h"
+#include "timezone.h"
 #include "util.h"
 
 #define USEC_PER_MINUTE (60 * USEC_PER_SEC)
@@ -138,18 +139,38 @@ static uint64_t add_signed(uint64_t base, uint64_t delta, bool minus) {
         return delta > UINT64_MAX - base ? UINT64_MAX : base + delta;
 }
 
+/*
+ * A zone name after the time, which decides standard or daylight time
+ * when it is an abbreviation, as journalctl has it: one of the local
+ * zone's (CEST where local time is Europe/Berlin's), which it must be, or
+ * the name of the zone the caller runs in (CET under TZ=:CET), which it
+ * may be.
+ */
+struct zone_word {
+        const char *name;
+        bool local;
+};
+
+/* -1 (let mktime decide), 0 or 1 for the zone word in tm_year; -EINVAL when a local abbreviation is none. */
+static int zone_isdst(const struct zone_word *z, int tm_year) {
+        int isdst;
+
+        if (!z)
+                return -1;
+        isdst = timezone_abbrev_isdst(tm_year, z->name);
+        return isdst < 0 && z->local ? -EINVAL : isdst;
+}
+
 /* Midnight, local time, day_offset days from now's day. */
-static int local_midnight(uint64_t now, int day_offset, uint64_t *ret) {
+static int local_midnight(uint64_t now, int day_offset, const struct zone_word *z, uint64_t *ret) {
         time_t t = (time_t) (now / USEC_PER_SEC), m;
         struct tm tm;
 
-        if (!localtime_r(&t, &tm))
+        if (!localtime_r(&t, &tm) || zone_isdst(z, tm.tm_year) == -EINVAL)
                 return -EINVAL;
         tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-        tm.tm_mday += day_offset;       /* mktime normalises, also across DST */
-        tm.tm_isdst = -1;
-        m = mktime(&tm);
-        if (m == (time_t) -1 || m < 0)
+        tm.tm_mday += day_offset;       /* normalised, also across DST */
+        if (timezone_local_to_time(&tm, &m) < 0 || m < 0)
                 return -EINVAL;
         *ret = (uint64_t) m * USEC_PER_SEC;
         return 0;
@@ -357,7 +378,7 @@ static int parse_when(const char *s, struct when *w) {
 }
 
 /* The point w names; today's date when it has none. */
-static int when_to_usec(const struct when *w, uint64_t now, uint64_t *ret) {
+static int when_to_usec(const struct when *w, uint64_t now, const struct zone_word *z, uint64_t *ret) {
         time_t t = (time_t) (now / USEC_PER_SEC);
         struct tm tm = {}, today;
 
@@ -370,8 +391,20 @@ static int when_to_usec(const struct when *w, uint64_t now, uint64_t *ret) {
         tm.tm_min = w->min;
         tm.tm_sec = w->sec;
         tm.tm_isdst = -1;
-        t = w->utc ? timegm(&tm) : mktime(&tm);
-        /* mktime moved the date: there is no such day (February 30) */
+        if (z && w->utc)
+                return -EINVAL;         /* two zones */
+        if (z) {
+                tm.tm_isdst = zone_isdst(z, tm.tm_year);
+                if (tm.tm_isdst == -EINVAL)
+                        return -EINVAL;
+        }
+        if (w->utc)
+                t = timegm(&tm);
+        else if (tm.tm_isdst >= 0)
+                t = mktime(&tm);        /* an abbreviation said standard or daylight time */
+        else if (timezone_local_to_time(&tm, &t) < 0)
+                return -EINVAL;
+        /* normalising moved the date: there is no such day (February 30) */
         if (t == (time_t) -1 || tm.tm_mday != (w->have_date ? w->mday : today.tm_mday))
                 return -EINVAL;
         if (w->wday >= 0 && tm.tm_wday != w->wday)
@@ -383,7 +416,8 @@ static int when_to_usec(const struct when *w, uint64_t now, uint64_t *ret) {
         return 0;
 }
 
-int parse_timestamp_usec(const char *s, uint64_t now, uint64_t *ret) {
+/* A point in local time, with no zone name after it, or with z: a date, a time or a day's name before one. */
+static int parse_point(const char *s, uint64_t now, const struct zone_word *z, uint64_t *ret) {
         static const struct { const char *word; int day; } days[] = {
                 { "today", 0 }, { "yesterday", -1 }, { "tomorrow", 1 },
         };
@@ -393,6 +427,13 @@ int parse_timestamp_usec(const char *s, uint64_t now, uint64_t *ret) {
 
         if (!s || !*s)
                 return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(days); i++)
+                if (streq(s, days[i].word))
+                        return local_midnight(now, days[i].day, z, ret);
+        if (z) {
+                r = parse_when(s, &w);
+                return r < 0 ? r : when_to_usec(&w, now, z, ret);
+        }
         if (streq(s, "now")) {
                 *ret = now;
                 return 0;
@@ -401,9 +442,6 @@ int parse_timestamp_usec(const char *s, uint64_t now, uint64_t *ret) {
                 *ret = 0;
                 return 0;
         }
-        for (size_t i = 0; i < ELEMENTSOF(days); i++)
-                if (streq(s, days[i].word))
-                        return local_midnight(now, days[i].day, ret);
         if (s[0] == '@')
                 return parse_epoch(s + 1, ret);
         r = parse_relative(s, now, &v);
@@ -416,5 +454,39 @@ int parse_timestamp_usec(const char *s, uint64_t now, uint64_t *ret) {
         r = parse_when(s, &w);
         if (r < 0)
                 return r;
-        return when_to_usec(&w, now, ret);
+        return when_to_usec(&w, now, NULL, ret);
+}
+
+struct zone_job {
+        const char *point;
+        uint64_t now;
+        struct zone_word zone;
+};
+
+/* In the child process whose local time is job->zone's. */
+static int parse_in_zone(void *userdata, uint64_t *ret) {
+        const struct zone_job *job = userdata;
+
+        return parse_point(job->point, job->now, &job->zone, ret);
+}
+
+int parse_timestamp_usec(const char *s, uint64_t now, uint64_t *ret) {
+        _cleanup_free_ char *point = NULL;
+        const char *name;
+        int r;
+
+        r = parse_point(s, now, NULL, ret);
+        if (r != -EINVAL || !s || !(name = strrchr(s, ' ')))
+                return r;
+        point = strndup(s, (size_t) (name - s));
+        if (!point)
+                return -ENOMEM;
+        name++;
+        /* As journalctl: a zone of the tz database is parsed in a process of its own, where it is local time. */
+        if (timezone_name_valid(name)) {
+                struct zone_job job = { .point = point, .now = now, .zone = { .name = name } };
+
+                return timezone_run(name, parse_in_zone, &job, ret);
+        }
+        return parse_point(point, now, &(const struct zone_word) { .name = name, .local = true }, ret);
 }

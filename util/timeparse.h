@@ -20,7 +20,14 @@ int parse_timespan_usec(const char *s, uint64_t *ret);
  *   +SPAN, -SPAN, "SPAN ago", "SPAN left"       relative to now
  *   [WEEKDAY] YYYY-MM-DD[( |T)HH:MM[:SS[.FRACTION]]][ ZONE]   (YY-MM-DD too)
  *   [WEEKDAY] HH:MM[:SS[.FRACTION]][ ZONE]                    today
- * ZONE: UTC, Z, or an offset +HH:MM, +HHMM, +HH (or -). A weekday must
- * match the date. now is CLOCK_REALTIME µs. ret is left alone on error.
+ *   today, yesterday, tomorrow ZONENAME
+ * ZONE: UTC, Z, or an offset +HH:MM, +HHMM, +HH (or -); or, after a space,
+ * ZONENAME: a zone of the tz database (Europe/Berlin; the time is that
+ * zone's local time, worked out in a child process so that our own TZ
+ * stays as it is) or an abbreviation of the local zone (CEST), which, like
+ * a zone's own abbreviation (CET), fixes standard or daylight time, as
+ * journalctl takes them. A weekday must match the date. now is
+ * CLOCK_REALTIME µs. ret is left alone on error. It may fork: single-threaded
+ * callers only.
  */
 int parse_timestamp_usec(const char *s, uint64_t now, uint64_t *ret);

@@ -56,8 +56,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 from vm import VM, VMError, BootStalled, GiB, MiB, image_env, kernel_tag, kernel_auto_online  # noqa: E402
 
 BLOCK = 128 * MiB
-BATCH_ID = "6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6"
-NODE_ID = "7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7"
+BATCH_ID = "8a75c3204edc4026aea27aaeda486899"
+NODE_ID = "a251eb01963d4e9abecfe2f5aa23b7e8"
 GUEST_MEM_MIB = 6144       # room in the kernel zones for the memmap of 256 GiB (4 GiB)
 MAXMEM = "300G"
 

@@ -76,7 +76,7 @@ TERM=xterm script -qec "\"$MEMONLINED\" --sysfs-root \"$T/sys\" --config \"$T/go
         --log-target console >/dev/null" /dev/null >"$T/tty" 2>&1
 check "once on a terminal draws the progress bar, to the last block" grep -q '\[####################\] onlining' "$T/tty"
 check "boot blocks untouched" test "$(cat "$T/sys/devices/system/memory/memory3/state")" = online
-batch=$(grep 'MESSAGE_ID=6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6' <<<"$out")
+batch=$(grep 'MESSAGE_ID=8a75c3204edc4026aea27aaeda486899' <<<"$out")
 check "one batch record" test "$(grep -c . <<<"$batch")" -eq 1
 check "batch record counts 10 blocks" grep -q 'MEMONLINE_BLOCKS=10 ' <<<"$batch "
 check "batch record counts 1280 MiB" grep -q "MEMONLINE_BYTES=$((10 * 128 * 1024 * 1024)) " <<<"$batch "
@@ -84,7 +84,7 @@ check "batch record has no failures" grep -q 'MEMONLINE_FAILED=0 ' <<<"$batch "
 for f in MEMONLINE_BATCH MEMONLINE_DURATION_USEC MEMONLINE_GIBPS; do
         check "batch record has $f" grep -q "$f=" <<<"$batch"
 done
-nodes=$(grep 'MESSAGE_ID=7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7' <<<"$out")
+nodes=$(grep 'MESSAGE_ID=a251eb01963d4e9abecfe2f5aa23b7e8' <<<"$out")
 check "node records for node1, node2 and the unknown node" test "$(grep -c . <<<"$nodes")" -eq 3
 n2=$(grep 'MEMONLINE_NODE=2 ' <<<"$nodes ")
 check "node2 record: 4 blocks, online_kernel" bash -c 'grep -q "MEMONLINE_BLOCKS=4 " <<<"$1 " && grep -q "MEMONLINE_ZONE=online_kernel" <<<"$1"' _ "$n2"
@@ -116,7 +116,9 @@ rc=$?
 check "once exits 64 (partial success) when blocks are left undecided" test $rc -eq 64
 check "undecided blocks stay offline" test "$(cat "$T/sys/devices/system/memory/memory66000/state")" = offline
 check "each undecided block gets a failure record with EAGAIN and the reason" bash -c \
-        'test "$(grep -c "MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_ERRNO_NAME=EAGAIN.*MEMONLINE_REASON=\"undecided: node not known" <<<"$1")" -eq 2' _ "$out"
+        'test "$(grep -c "MESSAGE_ID=4760fcae4d4f45179c8ac4c18983bc6c.*MEMONLINE_ERRNO_NAME=EAGAIN.*MEMONLINE_REASON=\"undecided: node not known" <<<"$1")" -eq 2' _ "$out"
+check "a block left offline is recorded at err (journalctl -p err shows it)" bash -c \
+        'test "$(grep "MEMONLINE_BLOCK=memory6600[01]" <<<"$1" | grep -c " PRIORITY=3 ")" -eq 2' _ "$out"
 check "the other blocks still follow the node rule" test "$(cat "$T/sys/devices/system/memory/memory64/state")" = online_kernel
 fake_block "$T/sys" 66000 1 offline "Movable Normal"
 fake_block "$T/sys" 66001 1 offline "Movable Normal"
@@ -146,7 +148,8 @@ chattr +i "$T/sys/devices/system/memory/memory33/state"
 out=$("$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once --log-target console 2>"$T/err")
 rc=$?
 check "once exits 64 (partial success) when a block fails and others came online" test $rc -eq 64
-check "failure record names the block and errno" grep -Eq 'MESSAGE_ID=8c3e4d5a6f7149c0b1d2e3f4a5b6c7d8.*MEMONLINE_BLOCK=memory33|MEMONLINE_BLOCK=memory33.*MESSAGE_ID=8c3e' <<<"$out"
+check "failure record names the block and errno" grep -Eq 'MESSAGE_ID=4760fcae4d4f45179c8ac4c18983bc6c.*MEMONLINE_BLOCK=memory33|MEMONLINE_BLOCK=memory33.*MESSAGE_ID=4760' <<<"$out"
+check "a failed write is recorded at err" grep -Eq ' PRIORITY=3 .*MEMONLINE_BLOCK=memory33 ' <<<"$out"
 check "other blocks still came online" test "$(cat "$T/sys/devices/system/memory/memory34/state")" = online_movable
 
 # Every block fails: nothing came online, a plain failure.
@@ -167,7 +170,7 @@ new_tree
 out=$(env -u INVOCATION_ID JOURNAL_STREAM=1:1 "$MEMONLINED" --sysfs-root "$T/sys" --config "$T/good.conf" --once \
         2>"$T/err" </dev/null)
 check "once from a shell prints its records (an inherited JOURNAL_STREAM is not our stderr)" \
-        grep -q 'MESSAGE_ID=6a1c2b3e4d5f47a8b9c0d1e2f3a4b5c6' <<<"$out"
+        grep -q 'MESSAGE_ID=8a75c3204edc4026aea27aaeda486899' <<<"$out"
 
 # --- config ---------------------------------------------------------------
 # a copy: the checkout may be another user's, or group-writable, which memonlined refuses
@@ -188,6 +191,13 @@ check "an unknown option is a usage error (exit code 2)" test $? -eq 2
 "$MEMONLINED" --once extra-argument 2>/dev/null
 check "an extra argument is a usage error (exit code 2)" test $? -eq 2
 check "--version prints the version" bash -c '"$1" --version | grep -q "^memonlined [0-9]"' _ "$MEMONLINED"
+for sub in status report; do
+        for opt in -V --version; do
+                out=$("$MEMONLINED" $sub $opt 2>&1)
+                check "$sub $opt prints the version, as the daemon does, and exits 0" \
+                        test $? -eq 0 -a "$out" = "$("$MEMONLINED" --version)"
+        done
+done
 check "--help mentions --sysfs-root" bash -c '"$1" --help | grep -q -- "--sysfs-root"' _ "$MEMONLINED"
 check "--help lists the exit statuses" bash -c '"$1" --help | tr "\n" " " | grep -q "Exit status: 0 .* 2 .* 3 .* 64 partial"' \
         _ "$MEMONLINED"

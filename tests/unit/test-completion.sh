@@ -112,7 +112,8 @@ for table in nodes devices dax cxl; do
         fi
 done
 offers "short options of the daemon" "-c -V -h" memonlined -
-offers "short options of report" "-D -S -U -b -h" memonlined report -
+offers "short options of report" "-D -S -U -b -V -h" memonlined report -
+offers "short options of status" "-o -J -r -n -b -V -h" memonlined status -
 
 # zsh: an interactive zsh in a pty, Tab pressed, the listing read back.
 zsh_offers() {  # NAME LINE PATTERN

@@ -52,5 +52,13 @@ check grep -q '^\.B \\-\\-prometheus$' "$top_srcdir/man/memonlined-status.8.in"
 desc="README.md has a Metrics section naming memonlined_blocks_offline"
 check grep -q 'memonlined_blocks_offline{node=' "$README"
 
+# take_over_auto_online is on by default: no page may still say that the
+# kernel must leave memory offline (Debian 12's default) or that the daemon
+# only warns about auto-online.
+for doc in "$README" "$MAN" "$top_srcdir/man/memonlined.conf.5.in" "$CATALOG"; do
+        desc="${doc#"$top_srcdir"/} does not ask for auto_online_blocks = offline"
+        check bash -c '! tr "\n" " " <"$1" | grep -qiE "must leave hot-added memory *offline|should say *.?offline.? *\(Debian|warns at start when the kernel.s *(\\n|\.I )?auto_online_blocks"' _ "$doc"
+done
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -739,6 +739,13 @@ static void test_filters(void **state) {
                                     "--json-lines", NULL), 0);
         assert_int_equal(count_lines(out, NULL), 2);
         free(out);
+        /* a zone by name: 00:00 in Berlin is 23:00 UTC, 09:00 in Tokyo 00:00 UTC */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-S", "2023-11-15 00:00 Europe/Berlin", "-U",
+                                    "2023-11-15 09:00 Asia/Tokyo", "--json-lines", NULL), 0);
+        assert_int_equal(count_lines(out, NULL), 2);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-S", "2023-11-15 00:00 Europe/Nowhere", NULL), 2);
+        free(out);
         assert_int_equal(run_report(&out, "-D", fx->dir, "--since", "1 hour ago", "--json-lines", NULL), 0);
         assert_string_equal(out, "");
         free(out);
@@ -864,6 +871,25 @@ static void test_json_document(void **state) {
         assert_string_equal(v, "\"hosta\",\"memory300\",2,\"EBUSY\",5");
         free(v);
         free(out);
+
+        /* In a zone of the reader's own, a JSON time is UTC all the same and says so; the table's is local. */
+        assert_int_equal(setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1), 0);
+        tzset();
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-J", NULL), 0);
+        v = jq(out, "[.batches[0].time, .conversions[0].time] | @csv");
+        assert_string_equal(v, "\"2023-11-14T22:13:20.000000Z\",\"2023-11-14T23:13:20.000000Z\"");
+        free(v);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "-J", NULL), 0);
+        v = jq(out, ".failures[0].time");
+        assert_string_equal(v, "2023-11-14T23:13:20.000000Z");
+        free(v);
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-r", "-n", "-o", "TIME", NULL), 0);
+        assert_true(startswith(out, "2023-11-14\\x2023:13:20\n"));   /* raw escapes the space */
+        free(out);
+        assert_int_equal(setenv("TZ", "UTC", 1), 0);
+        tzset();
 
         /* nothing matches: still a document */
         assert_int_equal(run_report(&out, "-D", fx->dir, "--host", "nohost", "-J", NULL), 0);
@@ -1333,6 +1359,62 @@ static void test_clock_jumps(void **state) {
         unlink(path);
 }
 
+/* Every MESSAGE_ID=from in s becomes MESSAGE_ID=to: the IDs have one length, so in place. */
+static void swap_message_id(char *s, const char *from, const char *to) {
+        assert_int_equal(strlen(from), strlen(to));
+        for (char *p = s; (p = strstr(p, from)); p += strlen(from))
+                if (p - s >= 11 && memcmp(p - 11, "MESSAGE_ID=", 11) == 0)
+                        memcpy(p, to, strlen(to));
+}
+
+/* A journal a daemon before 0.2 wrote to, then the upgraded daemon: every record of both is read. */
+static void test_old_message_ids(void **state) {
+        static const char *const ids[][2] = {
+                { MESSAGE_ID_BATCH, MESSAGE_ID_OLD_BATCH },
+                { MESSAGE_ID_NODE, MESSAGE_ID_OLD_NODE },
+                { MESSAGE_ID_FAILURE, MESSAGE_ID_OLD_FAILURE },
+                { MESSAGE_ID_DEVICE, MESSAGE_ID_OLD_DEVICE },
+        };
+        struct fixture *fx = *state;
+        _cleanup_free_ char *old = NULL, *path = NULL, *out = NULL, *v = NULL;
+        size_t n_old = 0;
+        struct export x;
+        FILE *f;
+
+        if (!fx->dir)
+                skip();
+
+        /* pid 300 ran the old version: a dax batch with a failure and its conversion */
+        f = open_memstream(&old, &n_old);
+        assert_non_null(f);
+        batch(f, "upgraded", BOOT_A, 300, T0, 1, "dax", "dax0.0", 8, 1000000, 1);
+        node(f, "upgraded", BOOT_A, 300, T0, 1, 2, 1, "online_movable", 8, 1000000);
+        failure(f, "upgraded", BOOT_A, 300, T0, 1, "memory40", 2);
+        device(f, "upgraded", BOOT_A, 300, T0, 0, "dax0.0", 8);
+        assert_int_equal(fclose(f), 0);
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                swap_message_id(old, ids[i][0], ids[i][1]);
+                assert_null(strstr(old, ids[i][0]));
+                assert_non_null(strstr(old, ids[i][1]));
+        }
+        /* pid 301, after the upgrade, writes today's IDs */
+        f = export_begin(&x);
+        fputs(old, f);
+        batch(f, "upgraded", BOOT_A, 301, T0 + 60, 1, "coldplug", NULL, 16, 1000000, 1);
+        node(f, "upgraded", BOOT_A, 301, T0 + 60, 1, 0, 0, "online_movable", 8, 500000);
+        node(f, "upgraded", BOOT_A, 301, T0 + 60, 1, 1, 1, "online_movable", 8, 500000);
+        failure(f, "upgraded", BOOT_A, 301, T0 + 60, 1, "memory50", 1);
+        path = export_to_journal(&x, fx, "upgraded");
+
+        assert_int_equal(run_report(&out, "--file", path, "--json-lines", NULL), 0);
+        v = jq(out, "[.pid, .blocks, (.nodes | map(.node) | tostring), .failures[0].block, .conversion.device] | @csv");
+        assert_string_equal(v, "300,8,\"[2]\",\"memory40\",\"dax0.0\"\n301,16,\"[0,1]\",\"memory50\",");
+        free(out);
+        assert_int_equal(run_report(&out, "--file", path, "--failures", "-r", "-n", "-o", "BLOCK", NULL), 0);
+        assert_string_equal(out, "memory40\nmemory50\n");
+        unlink(path);
+}
+
 /* 20,000 records from one host: read and summarised without trouble. */
 static void test_large(void **state) {
         struct fixture *fx = *state;
@@ -1381,6 +1463,7 @@ int main(void) {
                 cmocka_unit_test(test_hostile_fields),
                 cmocka_unit_test(test_hostile_every_mode),
                 cmocka_unit_test(test_sources),
+                cmocka_unit_test(test_old_message_ids),
                 cmocka_unit_test(test_machine_ids),
                 cmocka_unit_test(test_boots),
                 cmocka_unit_test(test_clock_jumps),

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "fake-tree.h"
@@ -576,14 +577,55 @@ static void watchdog_feed(struct fixture *f) {
 
 static bool was_stuck;
 static char *progress_while_stuck;
+static mode_t progress_mode_while_stuck;
+static char *progress_read_by_nobody;
 static struct status_batch batch_while_stuck = { .node = NODE_NONE };
 static int batch_read_while_stuck;
+
+static mode_t file_mode(const char *root, const char *rel) {
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+
+        assert_true(asprintf(&path, "%s/%s", root, rel) > 0);
+        assert_int_equal(stat(path, &st), 0);
+        return st.st_mode & 07777;
+}
+
+/*
+ * root/rel as the user nobody reads it (setpriv, util-linux), with root
+ * and its runtime directory open to all as systemd's RuntimeDirectory is:
+ * what a non-root `memonlined status` gets. NULL if refused; "" when the
+ * test does not run as root and cannot become another user.
+ */
+static char *read_as_nobody(const char *root, const char *rel) {
+        _cleanup_free_ char *cmd = NULL, *out = NULL, *run = NULL;
+        struct passwd *pw = getpwnam("nobody");
+        FILE *p;
+        size_t n = 0;
+
+        if (geteuid() != 0 || !pw)
+                return strdup("");
+        assert_true(asprintf(&run, "%s/run", root) > 0);
+        assert_int_equal(chmod(root, 0755), 0);
+        assert_int_equal(chmod(run, 0755), 0);
+        assert_true(asprintf(&cmd, "setpriv --reuid=%u --regid=%u --clear-groups cat '%s/%s' 2>/dev/null",
+                             (unsigned) pw->pw_uid, (unsigned) pw->pw_gid, root, rel) > 0);
+        p = popen(cmd, "re");
+        assert_non_null(p);
+        if (getdelim(&out, &n, '\0', p) < 0) {
+                free(out);
+                out = NULL;
+        }
+        return pclose(p) == 0 ? TAKE_PTR(out) : NULL;
+}
 
 static void watchdog_stuck(struct fixture *f) {
         char run[4096];
 
         was_stuck = kernel_stuck(&f->kernel);
         progress_while_stuck = fake_read(f->root, "run/" LOOP_PROGRESS_FILE);
+        progress_mode_while_stuck = file_mode(f->root, "run/" LOOP_PROGRESS_FILE);
+        progress_read_by_nobody = read_as_nobody(f->root, "run/" LOOP_PROGRESS_FILE);
         /* what `memonlined status` reads of it */
         snprintf(run, sizeof(run), "%s/run", f->root);
         batch_read_while_stuck = status_batch_read(run, &batch_while_stuck);
@@ -599,6 +641,7 @@ static void watchdog_drain(struct fixture *f) {
 static void test_watchdog_starves_when_stuck(void **state) {
         struct fixture *f = *state;
         uint64_t t0 = now_usec(), elapsed;
+        mode_t mask = umask(0077);      /* the unit's UMask= */
 
         f->kernel.stuck_block = 32;
         notify_setup(f);
@@ -607,6 +650,7 @@ static void test_watchdog_starves_when_stuck(void **state) {
         /* 300 ms watchdog, pinged every 150 ms while alive; stuck from the first write. */
         at(f, 700, watchdog_drain);
         assert_int_equal(loop_run(f->loop), 0);
+        umask(mask);
         (void) drain_pings(f);
         elapsed = now_usec() - t0;
         /*
@@ -626,6 +670,12 @@ static void test_watchdog_starves_when_stuck(void **state) {
         /* While the batch ran, the progress file told how far it was; it is gone after. */
         assert_non_null(progress_while_stuck);
         assert_string_equal(progress_while_stuck, "STATUS=onlining node 1: 0/4 blocks, 0.0/0.5 GiB, 0.00 GiB/s");
+        /* for every user, whatever the umask: a non-root status shows the running batch too */
+        assert_int_equal(progress_mode_while_stuck, 0644);
+        assert_non_null(progress_read_by_nobody);
+        if (geteuid() == 0)
+                assert_true(startswith(progress_read_by_nobody, "STATUS=onlining node 1: 0/4 blocks, "));
+        free(progress_read_by_nobody);
         free(progress_while_stuck);
         assert_int_equal(batch_read_while_stuck, 1);
         assert_string_equal(batch_while_stuck.status, "onlining node 1: 0/4 blocks, 0.0/0.5 GiB, 0.00 GiB/s");

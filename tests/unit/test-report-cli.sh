@@ -59,7 +59,7 @@ check "--node 1: one series per host" test "${res%% *}" = 2
         printf '__REALTIME_TIMESTAMP=1700000000000000\n__MONOTONIC_TIMESTAMP=1\n_BOOT_ID=%s\n' \
                 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1
         printf '_HOSTNAME=ev<il>&"x\033[2J\377\n_PID=7\n_COMM=memonlined\n_UID=0\n'
-        printf 'MESSAGE_ID=7b2d3c4f5e6048b9a0c1d2e3f4a5b6c7\nMEMONLINE_BATCH=1\nMEMONLINE_NODE=0\n'
+        printf 'MESSAGE_ID=a251eb01963d4e9abecfe2f5aa23b7e8\nMEMONLINE_BATCH=1\nMEMONLINE_NODE=0\n'
         printf 'MEMONLINE_BLOCKS=8\nMEMONLINE_DURATION_USEC=1000\n\n'
 } > "$T/evil.export"
 "$REMOTE" -o "$T/evil.journal" "$T/evil.export" 2>/dev/null

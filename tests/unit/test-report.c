@@ -562,7 +562,7 @@ static void test_batch_records(void **state) {
 
         /* The failure: memory41 only; the stopped block is not a failure. */
         assert_field(&p[3], "MESSAGE_ID", MESSAGE_ID_FAILURE);
-        assert_field(&p[3], "PRIORITY", "4");
+        assert_field(&p[3], "PRIORITY", "3");         /* err: journalctl -p err shows a block left offline */
         assert_field(&p[3], "MEMONLINE_BATCH", "7");
         assert_field(&p[3], "MEMONLINE_BLOCK", "memory41");
         assert_field(&p[3], "MEMONLINE_NODE", "2");
@@ -580,12 +580,14 @@ static void test_batch_records(void **state) {
         for (size_t i = 0; i < n; i++)
                 parsed_free(&p[i]);
 
-        /* Above max_priority (error) nothing is printed: the output stays as it was. */
+        /* At max_priority err only the failure record is printed: the batch and node records are above it. */
         c.r.max_priority = LOG_ERR;
         assert_int_equal(report_batch(&c.r, &info, &f.plan, &f.res), 0);
         assert_int_equal(c.r.batch_seq, 8);
-        assert_int_equal(parse_output(c.out, p, ELEMENTSOF(p)), 4);
-        for (size_t i = 0; i < 4; i++)
+        assert_int_equal(parse_output(c.out, p, ELEMENTSOF(p)), 5);
+        assert_field(&p[4], "MESSAGE_ID", MESSAGE_ID_FAILURE);
+        assert_field(&p[4], "MEMONLINE_BATCH", "8");
+        for (size_t i = 0; i < 5; i++)
                 parsed_free(&p[i]);
 
         capture_close(&c);
@@ -699,6 +701,8 @@ static const char *const message_ids[] = {
         MESSAGE_ID_BATCH, MESSAGE_ID_NODE, MESSAGE_ID_FAILURE, MESSAGE_ID_DEVICE,
         MESSAGE_ID_CONFIG, MESSAGE_ID_CONFLICT, MESSAGE_ID_STARTED, MESSAGE_ID_RATIO,
         MESSAGE_ID_AUTO_ONLINE, MESSAGE_ID_STALLED, MESSAGE_ID_SLOW_KERNEL,
+        MESSAGE_ID_OLD_BATCH, MESSAGE_ID_OLD_NODE, MESSAGE_ID_OLD_FAILURE, MESSAGE_ID_OLD_DEVICE,
+        MESSAGE_ID_OLD_CONFIG, MESSAGE_ID_OLD_CONFLICT, MESSAGE_ID_OLD_STARTED, MESSAGE_ID_OLD_RATIO,
 };
 
 static void test_catalog(void **state) {

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <inttypes.h>
 #include <time.h>
 #include "escape.h"
 #include "format.h"
@@ -335,13 +336,101 @@ static void test_parse_timestamp_journalctl(void **state) {
         assert_int_equal(parse_timestamp_usec("2023-02-30", now, &t), -EINVAL);
         assert_int_equal(parse_timestamp_usec("2023-13-01", now, &t), -EINVAL);
         assert_int_equal(parse_timestamp_usec("2023-11-14 24:00", now, &t), -EINVAL);
-        assert_int_equal(parse_timestamp_usec("2023-11-14 22:13:20 CEST", now, &t), -EINVAL);
+        assert_int_equal(parse_timestamp_usec("2023-11-14 22:13:20 CEST", now, &t), -EINVAL);     /* not UTC's */
         assert_int_equal(parse_timestamp_usec("2023-11-14T", now, &t), -EINVAL);
         assert_int_equal(parse_timestamp_usec("1 hour", now, &t), -EINVAL);
         assert_int_equal(parse_timestamp_usec("ago", now, &t), -EINVAL);
         assert_int_equal(parse_timestamp_usec("@", now, &t), -EINVAL);
         assert_int_equal(parse_timestamp_usec("@12x", now, &t), -EINVAL);
         assert_int_equal(t, 42);
+}
+
+/* The point, in Unix seconds, or -1: parse_timestamp_usec() refused it and left its output alone. */
+static int64_t seconds_at(const char *s, uint64_t now) {
+        uint64_t t = 42;
+
+        if (parse_timestamp_usec(s, now, &t) < 0) {
+                assert_true(t == 42);
+                return -1;
+        }
+        assert_true(t % USEC_PER_SEC == 0);
+        return (int64_t) (t / USEC_PER_SEC);
+}
+
+static void set_tz(const char *tz) {
+        assert_int_equal(setenv("TZ", tz, 1), 0);
+        tzset();
+}
+
+/*
+ * Zone names after the time, as journalctl takes them: the points are
+ * those systemd 257's parse_timestamp() gives (systemd-analyze timestamp),
+ * across both DST changes of 2024 in Berlin, but for the hour that occurs
+ * twice: there systemd's answer follows glibc mktime()'s guess from its
+ * previous call (Berlin's second 02:30, New York's first 01:30), ours is
+ * always the earlier.
+ */
+static void test_parse_timestamp_zone_names(void **state) {
+        const uint64_t now = (T0 + 3600) * USEC_PER_SEC;        /* 2023-11-14 23:13:20 UTC, 15 Nov 08:13 in Tokyo */
+        static const struct { const char *s; int64_t want; } cases[] = {
+                { "2024-07-01 12:00 Europe/Berlin", 1719828000 },       /* CEST, +2 */
+                { "2024-01-15 12:00 Europe/Berlin", 1705316400 },       /* CET, +1 */
+                { "2024-03-31 01:59:59 Europe/Berlin", 1711846799 },    /* the last second of CET */
+                { "2024-03-31 03:00 Europe/Berlin", 1711846800 },       /* the first of CEST */
+                { "2024-03-31 02:30 Europe/Berlin", 1711848600 },       /* no such time: mktime moves it on */
+                { "2024-10-27 02:30 Europe/Berlin", 1729989000 },       /* twice that day: the first, CEST */
+                { "2024-10-27 01:59:59 Europe/Berlin", 1729987199 },    /* once */
+                { "2024-10-27 03:00 Europe/Berlin", 1729994400 },       /* CET again */
+                { "Mon 2024-07-01 12:00:00 Europe/Berlin", 1719828000 },
+                { "2024-07-01 12:00 America/New_York", 1719849600 },
+                { "2024-11-03 01:30 America/New_York", 1730611800 },    /* twice: the first, EDT */
+                { "2024-03-10 02:30 America/New_York", 1710055800 },    /* no such time: EST's offset */
+                { "2024-07-01 12:00 Asia/Kolkata", 1719815400 },       /* +5:30 */
+                { "2024-07-01 12:00 Etc/GMT+1", 1719838800 },          /* POSIX sign: -1 */
+                { "2024-07-01 12:00 GMT", 1719835200 },
+                { "2024-07-01 Asia/Tokyo", 1719759600 },
+                { "today Asia/Tokyo", 1699974000 },                     /* Tokyo's today, not ours */
+                { "22:13 Asia/Tokyo", 1700053980 },
+                { "2024-07-01 12:00 CEST", -1 },                        /* not our zone's abbreviation */
+                { "2024-07-01 12:00 Europe/Nowhere", -1 },
+                { "2024-07-01 12:00 zone.tab", -1 },                    /* a file there, but no zone */
+                { "2024-07-01 12:00 ../zoneinfo/Europe/Berlin", -1 },
+                { "2024-07-01 12:00 /usr/share/zoneinfo/Europe/Berlin", -1 },
+                { "2024-07-01 12:00 Europe//Berlin", -1 },
+                { "2024-07-01 12:00 Europe/", -1 },
+                { "2024-07-01 12:00 Europe", -1 },                      /* a directory */
+                { "2024-07-01 12:00 +02:00 Europe/Berlin", -1 },       /* two zones */
+                { "2024-07-01 12:00 Europe/Berlin UTC", -1 },
+                { "-1h Europe/Berlin", -1 },
+                { "2024-02-30 12:00 Europe/Berlin", -1 },
+                { "Tue 2024-07-01 12:00 Europe/Berlin", -1 },           /* a Monday */
+        };
+        time_t t0 = (time_t) T0;
+        struct tm tm;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int64_t got = seconds_at(cases[i].s, now);
+
+                if (got != cases[i].want)
+                        fail_msg("\"%s\": %" PRId64 ", not %" PRId64, cases[i].s, got, cases[i].want);
+        }
+        /* Nothing leaks into this process: TZ and local time are UTC still. */
+        assert_string_equal(getenv("TZ"), "UTC");
+        assert_non_null(localtime_r(&t0, &tm));
+        assert_int_equal(tm.tm_hour, 22);
+        assert_string_equal(tm.tm_zone, "UTC");
+
+        /* The local zone's abbreviations fix standard or daylight time, whatever the date. */
+        set_tz("Europe/Berlin");
+        assert_true(seconds_at("2024-07-01 12:00 CEST", now) == 1719828000);
+        assert_true(seconds_at("2024-01-15 12:00 CEST", now) == 1705312800);
+        assert_true(seconds_at("2024-07-01 12:00 CET", now) == 1719831600);
+        assert_true(seconds_at("2024-01-15 12:00 CET", now) == 1705316400);
+        assert_true(seconds_at("2024-07-01 12:00", now) == 1719828000);
+        assert_true(seconds_at("2024-07-01 12:00 JST", now) == -1);
+        assert_true(seconds_at("2024-07-01 12:00 America/New_York", now) == 1719849600);
+        assert_string_equal(getenv("TZ"), "Europe/Berlin");
+        set_tz("UTC");
 }
 
 static void test_svg_text(void **state) {
@@ -405,6 +494,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_time),
                 cmocka_unit_test(test_parse_timespan),
                 cmocka_unit_test(test_parse_timestamp_journalctl),
+                cmocka_unit_test(test_parse_timestamp_zone_names),
         };
 
         /* Times are local time; pin it. */

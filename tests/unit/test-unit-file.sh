@@ -4,6 +4,7 @@
 # leaves open what the daemon needs. Prints TAP.
 set -u
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${MEMONLINED:=$top_builddir/memonlined}"
 UNIT=$top_builddir/systemd/memonlined.service
 MAX_EXPOSURE=16         # tenths: 1.6
@@ -88,6 +89,32 @@ check "it is kept for the boot (RuntimeDirectoryPreserve=yes)" test "$(unit_valu
 marker=$(sed -n 's/^#define INSTANCE_DEFAULT_DIR "\(.*\)"$/\1/p' "$top_srcdir/daemon/instance.h")/$(sed -n 's/^#define INSTANCE_MARKER "\(.*\)"$/\1/p' "$top_srcdir/daemon/instance.h")
 check "the udev rule tests the daemon's marker ($marker), not the kept directory" \
         grep -q "TEST!=\"$marker\"" "$top_srcdir/udev/99-memonline.rules"
+
+# --- disable and mask keep udev's hot-add events from starting it --------------
+# The rule wants memonlined-hotplug.target; the target wants the service
+# only through the link "systemctl enable" makes from its WantedBy=.
+RULE=$top_srcdir/udev/99-memonline.rules
+TARGET=$top_srcdir/systemd/memonlined-hotplug.target
+wants=$(grep -v '^#' "$RULE" | grep -o 'SYSTEMD_WANTS}+="[^"]*"' | sort -u)
+check "every add event of the rule pulls in memonlined-hotplug.target, not the service itself" \
+        test "$wants" = 'SYSTEMD_WANTS}+="memonlined-hotplug.target"'
+check "the service is wanted by memonlined-hotplug.target once enabled" \
+        has_word "$(unit_value WantedBy)" memonlined-hotplug.target
+check "the target itself wants nothing" bash -c '! grep -qE "^(Wants|Requires|BindsTo)=" "$1"' _ "$TARGET"
+R=$T/enable-root
+mkdir -p "$R/usr/lib/systemd/system"
+cp "$UNIT" "$TARGET" "$R/usr/lib/systemd/system/"
+links() { find "$R/etc/systemd/system" -name memonlined.service 2>/dev/null | sed "s|^$R/etc/systemd/system/||" | sort | tr '\n' ' '; }
+systemctl --root="$R" enable memonlined.service >/dev/null 2>&1
+check "systemctl enable links the service into multi-user.target and memonlined-hotplug.target" \
+        test "$(links)" = "memonlined-hotplug.target.wants/memonlined.service multi-user.target.wants/memonlined.service "
+systemctl --root="$R" disable memonlined.service >/dev/null 2>&1
+check "systemctl disable removes both: a hot-add no longer starts it" test -z "$(links)"
+systemd-analyze verify --man=no --root="$R" memonlined-hotplug.target >"$T/verify-target" 2>&1
+check "systemd-analyze verify of the target is silent" test ! -s "$T/verify-target"
+
+# status run by any user reads the progress file (0644) in the runtime directory.
+check "the runtime directory is open to all (RuntimeDirectoryMode=0755)" test "$(unit_value RuntimeDirectoryMode)" = "0755 "
 
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -13,8 +13,9 @@
 #              cxl/libcxl; vmlinuz and initrd.img are taken out of its /boot.
 #              Nothing but QEMU is needed on the host.
 #   --deb DIR  install the project from DIR/memonlined_*.deb (dpkg -i in the
-#              image) instead of `make install`: the trixie guest runs the
-#              package built in a trixie chroot (scripts/check-trixie-build.sh
+#              image) instead of `make install`: the bookworm guest runs the
+#              package of scripts/build-deb.sh, the trixie guest the one
+#              built in a trixie chroot (scripts/check-trixie-build.sh
 #              --deb DIR), since a bookworm binary links libiniparser.so.1
 #              and trixie has .so.4. BUILDDIR is still needed for its tests.
 #   --stub     install tests/vm/stub/memonlined (a shell stand-in for the
@@ -270,8 +271,10 @@ if [ "$NO_PROJECT" = 0 ] && [ -n "$DEB_DIR" ]; then
     chroot "$ROOT" dpkg -i /tmp/memonlined.deb >&2 || die "dpkg -i ${debs[0]##*/} failed in the image"
     rm -f "$ROOT/tmp/memonlined.deb"
     [ -x "$ROOT/usr/sbin/memonlined" ] || die "the package did not install /usr/sbin/memonlined"
-    ls "$ROOT"/etc/systemd/system/*.wants/memonlined.service >/dev/null 2>&1 ||
-        die "the package did not enable memonlined.service"
+    for t in multi-user memonlined-hotplug; do
+        [ -L "$ROOT/etc/systemd/system/$t.target.wants/memonlined.service" ] ||
+            die "the package did not enable memonlined.service for $t.target"
+    done
     chroot "$ROOT" dpkg-query -W memonlined >&2
 elif [ "$NO_PROJECT" = 0 ]; then
     log "make -C $BUILDDIR install DESTDIR=$ROOT"
@@ -282,10 +285,8 @@ elif [ "$NO_PROJECT" = 0 ]; then
     done
     [ -n "$unit" ] || die "make install did not install memonlined.service"
     [ -x "$ROOT/usr/sbin/memonlined" ] || die "make install did not install /usr/sbin/memonlined"
-    wantedby=$(sed -n 's/^WantedBy=//p' "$ROOT$unit" | head -n1)
-    : "${wantedby:=multi-user.target}"
-    mkdir -p "$ROOT/etc/systemd/system/$wantedby.wants"
-    ln -sf "$unit" "$ROOT/etc/systemd/system/$wantedby.wants/memonlined.service"
+    # As an admin enables it: every WantedBy= (memonlined-hotplug.target too).
+    systemctl --root="$ROOT" enable memonlined.service >&2 || die "systemctl enable failed in the image"
     ls -l "$ROOT/usr/sbin/memonlined" >&2
 elif [ "$STUB" = 1 ]; then
     log "installing the STUB daemon (harness self-test)"

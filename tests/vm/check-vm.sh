@@ -2,9 +2,12 @@
 # check-vm.sh BUILDDIR [--suites bookworm,trixie] [--images-only | run-scenarios.py options]
 # Build the guest images from BUILDDIR (configured with --prefix=/usr
 # --sysconfdir=/etc --localstatedir=/var; the mmdebstrap bases are cached)
-# and run the VM scenarios on each: Debian 12 (the host's 6.1 kernel) and
-# Debian 13 (its own 6.12 kernel, plus the CXL boot; memonlined from the
-# Debian package built in a trixie chroot). One combined
+# and run the VM scenarios on each: Debian 12 (the host's 6.1 kernel;
+# memonlined from the Debian package scripts/build-deb.sh builds into
+# BUILDDIR/deb-bookworm, as .ci/run's package stage does) and Debian 13 (its
+# own 6.12 kernel, plus the CXL boot; memonlined from the Debian package
+# built in a trixie chroot). Both packages are reused while the sources are
+# unchanged. One combined
 # "N passed, N failed" line. Exit status is the scenarios' status. Root needed.
 #   BUILDDIR=--stub   run the harness against tests/vm/stub (no project)
 #   --images-only     build the images, print their dirs (one a line), run
@@ -32,7 +35,8 @@ for s in ${SUITES//,/ }; do
         "$HERE/../../scripts/check-trixie-build.sh" --deb "$B/deb-trixie" --no-check --reuse "$HERE/../.." >&2
         out=$("$HERE/build-image.sh" --suite "$s" --deb "$B/deb-trixie" "$B")
     else
-        out=$("$HERE/build-image.sh" --suite "$s" "$B")
+        "$HERE/../../scripts/build-deb.sh" --nocheck --reuse "$B/deb-bookworm" >&2
+        out=$("$HERE/build-image.sh" --suite "$s" --deb "$B/deb-bookworm" "$B")
     fi
     echo "check-vm: $s image in $((SECONDS - t0)) s" >&2
     dirs+=(--image-dir "$out")

@@ -577,10 +577,12 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
         self.assert_none_offline()
 
     def s_coldplug(self):
-        # The project's udev rule pulls memonlined.service in on every memory
-        # add event (SYSTEMD_WANTS), so a plain stop is undone by the hot-add
-        # itself: mask it (runtime) while it must stay down.
-        self.sh("systemctl mask --runtime memonlined && systemctl stop memonlined")
+        # The project's udev rule pulls memonlined-hotplug.target in on every
+        # memory add event, and the target the service while it is enabled:
+        # a plain stop is undone by the hot-add itself, "systemctl disable"
+        # is not, nor is a mask (which also beats an enabled unit).
+        self.sh("systemctl disable --now memonlined && "
+                "test ! -e /etc/systemd/system/memonlined-hotplug.target.wants/memonlined.service")
         if self.boot_auto != "offline":
             # The stop gave the kernel its auto-online back. Blocks stay
             # offline without a daemon only as after a crash or with
@@ -592,11 +594,11 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
         self.mark()
         self.vm.hotplug_dimm(0, 512 * MiB)
         new = self.wait_new_blocks(4)
-        time.sleep(2)
-        st = self.state()
-        off = [b["block"] for b in st["blocks"] if b["block"] in new and b["state"] != "online"]
-        check(len(off) == len(new), "blocks came online while memonlined was stopped: %s"
-              % sorted(set(new) - set(off)))
+        self.assert_stays_down(new, "disabled")
+        self.sh("systemctl enable memonlined && systemctl mask --runtime memonlined")
+        self.vm.hotplug_dimm(0, 128 * MiB)
+        new = self.wait_new_blocks(5)
+        self.assert_stays_down(new, "masked")
         self.sh("systemctl unmask --runtime memonlined && systemctl start memonlined && "
                 "systemctl is-active memonlined")
         self.wait_new_online()
@@ -612,6 +614,14 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
             self.sh("systemctl stop memonlined && echo %s > %s && systemctl start memonlined"
                     % (self.boot_auto, AUTO_ONLINE))
             self.assert_taken_over(self.boot_auto)
+
+    def assert_stays_down(self, new, how):
+        """The hot-add of blocks new did not start the service (disabled or masked): they stay offline."""
+        time.sleep(2)
+        check(not self.daemon_active(), "a memory hot-add started the %s memonlined.service" % how)
+        st = self.state()
+        on = sorted(b["block"] for b in st["blocks"] if b["block"] in new and b["state"] == "online")
+        check(not on, "blocks came online while memonlined was %s: %s" % (how, on))
 
     def s_crash_mid_batch(self):
         size = 8 * GiB

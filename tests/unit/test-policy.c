@@ -591,7 +591,7 @@ static void test_rule_sections(void **state) {
         expect_error(state, "[device a]\nconvert = yes\n[device a]\nconvert = no\n", 3,
                      "duplicate section [device a], first at line 1");
         expect_error(state, "[node 3]\n[daemon]\n", 1, "[node 3] sets neither zone nor workers");
-        expect_error(state, "[daemon]\n[device x]\nmatch_device = dax0.0\n", 2, "sets none of zone, convert and memmap_on_memory");
+        expect_error(state, "[daemon]\n[device x]\nmatch_device = dax0.0\n", 2, "sets none of zone, convert, memmap_on_memory and allow_badblocks");
 }
 
 static void test_exclusions_accumulate(void **state) {

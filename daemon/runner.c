@@ -7,6 +7,7 @@
 #include "online.h"
 #include "plan.h"
 #include "pmem.h"
+#include "pmem-badblocks.h"
 #include "pmem-convert.h"
 #include "pmem-decide.h"
 #include "pmem-record.h"
@@ -510,9 +511,16 @@ static void report_bad_media_blocks(struct runner *c, const struct pass *pass, c
                         n += plan->skipped[k].bad_media && plan->skipped[k].block->device &&
                              streq(plan->skipped[k].block->device, it->block->device);
                 dev = pmem_devices_find(pass->devs, it->block->device);
-                if (dev)
-                        report_bad_media(c, dev, it->undecided ? BAD_MEDIA_UNKNOWN : BAD_MEDIA_REFUSED, n,
-                                         it->reason ?: "bad media");
+                if (!dev)
+                        continue;
+                if (it->undecided) {
+                        char why[256];
+
+                        snprintf(why, sizeof(why), "undecided: the bad blocks of region%d cannot be known (%s); "
+                                 "tried again", dev->region, pmem_badblocks_describe(dev->badblocks_error));
+                        report_bad_media(c, dev, BAD_MEDIA_UNKNOWN, n, why);
+                } else
+                        report_bad_media(c, dev, BAD_MEDIA_REFUSED, n, it->reason ?: "bad media");
         }
 }
 

@@ -493,34 +493,42 @@ static void report_bad_media(struct runner *c, const struct pmem_device *dev, en
 
 /* The blocks the plan left offline for their dax device's media: one record per device. */
 static void report_bad_media_blocks(struct runner *c, const struct pass *pass, const struct plan *plan) {
+        _cleanup_free_ struct {
+                const struct plan_item *first;  /* its first skipped block: device name, undecided, reason */
+                size_t n;
+        } *per = NULL;
+        size_t n_per = 0, allocated = 0;
+
+        /* A handful of devices, each with many blocks: count them per device in one pass. */
         for (size_t i = 0; i < plan->n_skipped; i++) {
                 const struct plan_item *it = &plan->skipped[i];
-                const struct pmem_device *dev;
-                bool first = true;
-                size_t n = 0;
+                size_t k = 0;
 
                 if (!it->bad_media || !it->block->device)
                         continue;
-                /* Once per device: at its first skipped block, counting the rest. */
-                for (size_t k = 0; k < i && first; k++)
-                        first = !plan->skipped[k].bad_media || !plan->skipped[k].block->device ||
-                                !streq(plan->skipped[k].block->device, it->block->device);
-                if (!first)
-                        continue;
-                for (size_t k = i; k < plan->n_skipped; k++)
-                        n += plan->skipped[k].bad_media && plan->skipped[k].block->device &&
-                             streq(plan->skipped[k].block->device, it->block->device);
-                dev = pmem_devices_find(pass->devs, it->block->device);
+                while (k < n_per && !streq(per[k].first->block->device, it->block->device))
+                        k++;
+                if (k == n_per) {
+                        if (GROW(per, allocated, n_per + 1) < 0)
+                                break;  /* out of memory: the blocks' own failure or debug lines stand */
+                        per[n_per++] = (typeof(*per)) { .first = it };
+                }
+                per[k].n++;
+        }
+        for (size_t k = 0; k < n_per; k++) {
+                const struct plan_item *it = per[k].first;
+                const struct pmem_device *dev = pmem_devices_find(pass->devs, it->block->device);
+                char why[256];
+
                 if (!dev)
                         continue;
-                if (it->undecided) {
-                        char why[256];
-
-                        snprintf(why, sizeof(why), "undecided: the bad blocks of region%d cannot be known (%s); "
-                                 "tried again", dev->region, pmem_badblocks_describe(dev->badblocks_error));
-                        report_bad_media(c, dev, BAD_MEDIA_UNKNOWN, n, why);
-                } else
-                        report_bad_media(c, dev, BAD_MEDIA_REFUSED, n, it->reason ?: "bad media");
+                if (!it->undecided) {
+                        report_bad_media(c, dev, BAD_MEDIA_REFUSED, per[k].n, it->reason ?: "bad media");
+                        continue;
+                }
+                snprintf(why, sizeof(why), "undecided: the bad blocks of region%d cannot be known (%s); tried again",
+                         dev->region, pmem_badblocks_describe(dev->badblocks_error));
+                report_bad_media(c, dev, BAD_MEDIA_UNKNOWN, per[k].n, why);
         }
 }
 

@@ -42,6 +42,8 @@ struct mem_block {
         char *cxl_memdevs;              /* "mem0,mem1" */
         bool cxl_memdevs_unknown;       /* the region's memdevs could not all be read */
         bool attribution_unknown;       /* the dax devices could not all be read: device unknown */
+        uint64_t bad_sectors;           /* known bad media of its dax device, in 512-byte sectors */
+        bool badblocks_unknown;         /* its dax device's bad media could not be known */
         const struct memdev *memdev;    /* its hotplug device, borrowed from the topology; NULL: boot, unknown */
         uint64_t event_usec;            /* when its add event arrived, 0 = coldplug */
 };

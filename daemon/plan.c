@@ -24,6 +24,7 @@ struct decision {
         bool ratio_guarded;
         bool guarded_by_device;
         bool fell_back;
+        bool bad_media;
 };
 
 /* Running MOVABLE and KERNEL byte totals, global and per node id. */
@@ -54,6 +55,8 @@ static struct memory_identity block_identity(const struct mem_block *b, uint64_t
                 .cxl_memdevs = b->cxl_memdevs,
                 .cxl_memdevs_unknown = b->cxl_memdevs_unknown,
                 .dax_unknown = b->attribution_unknown,
+                .bad_sectors = b->bad_sectors,
+                .badblocks_unknown = b->badblocks_unknown,
         };
 }
 
@@ -94,7 +97,7 @@ static int decide(struct plan *plan, const struct policy *p, const struct mem_bl
                 if (r < 0)
                         return r;
         }
-        *ret = (struct decision) { .zone = rd.zone, .reason = reason, .origin = rd.origin };
+        *ret = (struct decision) { .zone = rd.zone, .reason = reason, .origin = rd.origin, .bad_media = rd.bad_media };
         return 0;
 }
 
@@ -515,6 +518,7 @@ static struct plan_item plan_item_of(struct mem_block *b, const struct decision 
                 .ratio_guarded = d->ratio_guarded,
                 .guarded_by_device = d->guarded_by_device,
                 .undecided = d->origin == RULE_UNDECIDED,
+                .bad_media = d->bad_media,
         };
 }
 

@@ -32,6 +32,8 @@ struct plan_item {
          * dax device is not known): left offline, reported, tried again.
          */
         bool undecided;
+        /* Skipped for its dax device's bad media: known and not allowed, or unknown (then undecided too). */
+        bool bad_media;
 };
 
 struct plan_group {

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include "escape.h"
+#include "pmem-badblocks.h"
 #include "pmem-decide.h"
 #include "pmem-memmap.h"
 #include "rules.h"
@@ -36,6 +37,8 @@ static struct memory_identity device_identity(const struct pmem_device *dev) {
                 .cxl_memdevs = dev->cxl_memdevs,
                 .cxl_memdevs_unknown = dev->cxl_memdevs_unknown,
                 .memdev = dev->name,
+                .bad_sectors = dev->bad_sectors,
+                .badblocks_unknown = dev->badblocks_error < 0,
         };
 
         /* The span of its ranges; a device without ranges is excluded by no range. */
@@ -50,6 +53,65 @@ static struct memory_identity device_identity(const struct pmem_device *dev) {
                 if (dev->ranges[i].start != dev->ranges[i - 1].end)
                         id.start = id.end = 0;
         return id;
+}
+
+enum bad_media pmem_bad_media(const struct pmem_device *dev, const struct policy *p,
+                              const struct device_rule **ret_rule) {
+        struct memory_identity id = device_identity(dev);
+
+        return rules_bad_media(p, &id, ret_rule);
+}
+
+/* "8", "8+" (at least: the list is incomplete), "?" (unknown); "-" with no list (not on an nd region). */
+void pmem_bad_sectors_format(const struct pmem_device *dev, char *buf, size_t size) {
+        if (dev->region < 0)
+                snprintf(buf, size, "-");
+        else if (dev->badblocks_error < 0 && dev->bad_sectors == 0)
+                snprintf(buf, size, "?");
+        else
+                snprintf(buf, size, "%" PRIu64 "%s", dev->bad_sectors, dev->badblocks_error < 0 ? "+" : "");
+}
+
+/*
+ * Known bad media keeps a device out of system RAM, and media that cannot
+ * be known does for now (retried), unless a [device] rule allows it: true
+ * with the reason set. An allowance is added to why.
+ */
+static bool media_refuses(struct pmem_decision *d, const struct pmem_device *dev, const struct policy *p,
+                          char *why, size_t why_size) {
+        const char *name;
+        char said[160] = "";
+
+        d->media = pmem_bad_media(dev, p, &d->media_rule);
+        name = d->media_rule ? (d->media_rule->name ?: "(unnamed)") : NULL;
+        if (name)
+                snprintf(said, sizeof(said), "device rule %s says allow_badblocks = %s", name,
+                         d->media_rule->allow_badblocks > 0 ? "yes" : "no");
+        switch (d->media) {
+        case BAD_MEDIA_REFUSED:
+                reasonf(d, "refused: %" PRIu64 "%s bad 512-byte sectors in its memory, the first at 0x%" PRIx64
+                        " (region%d badblocks); %s", dev->bad_sectors, dev->badblocks_error < 0 ? " or more" : "",
+                        dev->first_bad, dev->region,
+                        name ? said : "a [device] rule with allow_badblocks = yes converts it anyway");
+                return true;
+        case BAD_MEDIA_UNKNOWN:
+                reasonf(d, "undecided: the bad blocks of region%d cannot be known (%s); %s", dev->region,
+                        pmem_badblocks_describe(dev->badblocks_error),
+                        name ? said : "a [device] rule with allow_badblocks = yes converts it anyway");
+                return true;
+        case BAD_MEDIA_ALLOWED: {
+                size_t len = strlen(why);
+
+                if (dev->bad_sectors > 0)
+                        snprintf(why + len, why_size - len, "; %" PRIu64 "%s bad sectors: %s", dev->bad_sectors,
+                                 dev->badblocks_error < 0 ? " or more" : "", said);
+                else
+                        snprintf(why + len, why_size - len, "; bad blocks unknown: %s", said);
+                return false;
+        }
+        default:
+                return false;
+        }
 }
 
 /* Why the rules exclude the device, for the decision's reason. */
@@ -71,7 +133,7 @@ int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, cons
         struct memory_identity id;
         struct rule_decision rd;
         const char *rule_name;
-        char why[160];
+        char why[256];
         size_t n_claims = 0;
         int r;
 
@@ -117,30 +179,30 @@ int pmem_decide_conf(const struct pmem_device *dev, const struct policy *p, cons
                 snprintf(why, sizeof(why), "convert_devdax=yes");
 
         claim = pmem_daxctl_conf_find(conf, dev->namespace_uuid, &n_claims);
-        if (claim) {
+        d.daxctl_claimed = claim != NULL;
+        if (claim && p->respect_daxctl) {
                 char more[64] = "";
 
-                d.daxctl_claimed = true;
                 if (n_claims > 1)
                         snprintf(more, sizeof(more), " (and %zu more entries)", n_claims - 1);
-                if (p->respect_daxctl) {
-                        if (streq(claim->mode, "devdax"))
-                                reasonf(&d, "claimed by %s%s: daxctl keeps it devdax (respect_daxctl=yes)",
-                                        claim->file, more);
-                        else
-                                reasonf(&d, "claimed by %s%s: daxctl will reconfigure it (respect_daxctl=yes); %s",
-                                        claim->file, more,
-                                        claim->online == 0 ? "memonlined onlines its memory (online=false)" :
-                                        "daxctl onlines its memory itself (online=true)");
-                        goto done;
-                }
-                d.action = PMEM_ACTION_CONVERT;
-                reasonf(&d, "%s; %s also claims it (respect_daxctl=no): whichever runs second finds it converted",
-                        why, claim->file);
+                if (streq(claim->mode, "devdax"))
+                        reasonf(&d, "claimed by %s%s: daxctl keeps it devdax (respect_daxctl=yes)", claim->file,
+                                more);
+                else
+                        reasonf(&d, "claimed by %s%s: daxctl will reconfigure it (respect_daxctl=yes); %s",
+                                claim->file, more,
+                                claim->online == 0 ? "memonlined onlines its memory (online=false)" :
+                                "daxctl onlines its memory itself (online=true)");
                 goto done;
         }
+        if (media_refuses(&d, dev, p, why, sizeof(why)))
+                goto done;
         d.action = PMEM_ACTION_CONVERT;
-        reasonf(&d, "%s", why);
+        if (claim)
+                reasonf(&d, "%s; %s also claims it (respect_daxctl=no): whichever runs second finds it converted",
+                        why, claim->file);
+        else
+                reasonf(&d, "%s", why);
 done:
         *ret = d;
         return 0;
@@ -187,6 +249,7 @@ int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, c
                 const struct pmem_device *dev = &d->devices[i];
                 struct pmem_memmap_outcome memmap;
                 struct pmem_decision dec;
+                char bad[32];
 
                 r = pmem_decide_conf(dev, p, &conf, &dec);
                 if (r < 0)
@@ -207,6 +270,10 @@ int pmem_print_decisions(const struct pmem_devices *d, const struct policy *p, c
                 if (memmap.reason[0]) {
                         fputs(" memmap_reason=", out);
                         fprint_quoted(out, memmap.reason);
+                }
+                if (dev->bad_sectors > 0 || dev->badblocks_error < 0) {
+                        pmem_bad_sectors_format(dev, bad, sizeof(bad));
+                        fprintf(out, " badblocks=%s", bad);
                 }
                 fputc('\n', out);
         }

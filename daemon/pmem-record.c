@@ -5,6 +5,21 @@
 #include "report.h"
 #include "util.h"
 
+/* The device's names and node. */
+static void add_device(struct record *rec, const struct pmem_device *dev) {
+        record_add(rec, "MEMONLINE_DEVICE=%s", dev->name);
+        if (dev->namespace_name)
+                record_add(rec, "MEMONLINE_NAMESPACE=%s", dev->namespace_name);
+        if (dev->namespace_uuid)
+                record_add(rec, "MEMONLINE_NAMESPACE_UUID=%s", dev->namespace_uuid);
+        record_add(rec, "MEMONLINE_REGION=%d", dev->region);
+        if (dev->cxl_region)
+                record_add(rec, "MEMONLINE_CXL_REGION=%s", dev->cxl_region);
+        if (dev->cxl_memdevs)
+                record_add(rec, "MEMONLINE_CXL_MEMDEV=%s", dev->cxl_memdevs);
+        record_add(rec, "MEMONLINE_NODE=%d", dev->target_node);
+}
+
 int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const struct pmem_convert_result *conv,
                        uint64_t online_usec, uint64_t total_usec, size_t blocks, uint64_t bytes) {
         _cleanup_(record_clear) struct record rec = {};
@@ -23,17 +38,7 @@ int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const 
 
         record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_DEVICE);
         record_add(&rec, "PRIORITY=%d", failed ? LOG_ERR : LOG_INFO);
-        record_add(&rec, "MEMONLINE_DEVICE=%s", dev->name);
-        if (dev->namespace_name)
-                record_add(&rec, "MEMONLINE_NAMESPACE=%s", dev->namespace_name);
-        if (dev->namespace_uuid)
-                record_add(&rec, "MEMONLINE_NAMESPACE_UUID=%s", dev->namespace_uuid);
-        record_add(&rec, "MEMONLINE_REGION=%d", dev->region);
-        if (dev->cxl_region)
-                record_add(&rec, "MEMONLINE_CXL_REGION=%s", dev->cxl_region);
-        if (dev->cxl_memdevs)
-                record_add(&rec, "MEMONLINE_CXL_MEMDEV=%s", dev->cxl_memdevs);
-        record_add(&rec, "MEMONLINE_NODE=%d", dev->target_node);
+        add_device(&rec, dev);
         record_add(&rec, "MEMONLINE_BIND_USEC=%" PRIu64, conv && !conv->already ? conv->bind_usec : 0);
         record_add(&rec, "MEMONLINE_ONLINE_USEC=%" PRIu64, online_usec);
         record_add(&rec, "MEMONLINE_TOTAL_USEC=%" PRIu64, total_usec);
@@ -52,5 +57,34 @@ int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const 
                            dev->namespace_name ?: "", dev->namespace_name ? ")" : "", how, blocks,
                            (double) bytes / (double) (1ULL << 30), dev->target_node,
                            (double) online_usec / 1000.0, (double) total_usec / 1000.0);
+        return record_emit(r, &rec);
+}
+
+int pmem_report_bad_media(struct reporter *r, const struct pmem_device *dev, enum bad_media media, size_t blocks,
+                          const char *reason) {
+        _cleanup_(record_clear) struct record rec = {};
+        char what[96];
+
+        if (!r || !dev || !reason || (media != BAD_MEDIA_REFUSED && media != BAD_MEDIA_UNKNOWN))
+                return -EINVAL;
+
+        if (dev->mode == PMEM_MODE_SYSTEM_RAM)
+                snprintf(what, sizeof(what), "%zu block%s left offline", blocks, blocks == 1 ? "" : "s");
+        else
+                snprintf(what, sizeof(what), "not converted to system-ram");
+        record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_BAD_MEDIA);
+        record_add(&rec, "PRIORITY=%d", LOG_WARNING);
+        add_device(&rec, dev);
+        record_add(&rec, "MEMONLINE_MODE=%s", pmem_mode_to_string(dev->mode));
+        record_add(&rec, "MEMONLINE_MEDIA=%s", bad_media_to_string(media));
+        record_add(&rec, "MEMONLINE_BADBLOCKS=%" PRIu64, dev->bad_sectors);
+        if (dev->bad_sectors > 0)
+                record_add(&rec, "MEMONLINE_BAD_ADDRESS=0x%" PRIx64, dev->first_bad);
+        record_add(&rec, "MEMONLINE_BLOCKS=%zu", blocks);
+        if (dev->badblocks_error < 0)
+                record_add(&rec, "MEMONLINE_ERRNO=%d", -dev->badblocks_error);
+        record_add(&rec, "MEMONLINE_REASON=%s", reason);
+        record_add(&rec, "MESSAGE=%s%s%s%s: %s: %s", dev->name, dev->namespace_name ? " (" : "",
+                   dev->namespace_name ?: "", dev->namespace_name ? ")" : "", what, reason);
         return record_emit(r, &rec);
 }

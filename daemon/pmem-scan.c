@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include "pmem-badblocks.h"
 #include "pmem-cxl.h"
 #include "pmem-memmap.h"
 #include "pmem-scan.h"
@@ -19,7 +20,9 @@
  *   .../ndbusB/regionR                  the nd region. Its uevent has
  *                                       DEVTYPE=nd_pmem for a pmem region
  *                                       (nd_volatile otherwise); nstype,
- *                                       pfn_seed and dax_seed live here.
+ *                                       pfn_seed and dax_seed live here,
+ *                                       and badblocks and resource
+ *                                       (pmem-badblocks.c).
  *   .../regionR/namespaceR.N            the namespace; uuid = its own uuid
  *                                       (`ndctl list` calls it raw_uuid).
  *   .../regionR/daxR.M                  the nd_dax device (nd bus, once the
@@ -170,6 +173,9 @@ static int read_nd_attribution(const char *root, const char *rel_dev, struct pme
 
         dev->region = (int) region_id;
         dev->on_pmem_region = region_is_pmem(root, rel_region);
+        r = pmem_badblocks_read(root, rel_region, dev);
+        if (r < 0)
+                return r;
 
         /* The nd_dax is the device's parent, below the region; without one only the name tells. */
         below_region = rel_parent[prefix_len] == '/';
@@ -382,6 +388,8 @@ static int attribute_block(struct mem_block *b, const struct pmem_device *dev) {
                 return -ENOMEM;
         b->region = dev->region;
         b->cxl_memdevs_unknown = dev->cxl_memdevs_unknown;
+        b->bad_sectors = dev->bad_sectors;
+        b->badblocks_unknown = dev->badblocks_error < 0;
         if (dev->target_node >= 0 && (b->node == NODE_NONE || b->node_guessed)) {
                 b->node = dev->target_node;
                 b->node_guessed = false;

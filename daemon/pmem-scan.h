@@ -28,8 +28,8 @@ int pmem_scan(const char *sysfs_root, struct pmem_devices *ret);
 /*
  * Attribute blocks to the system-ram (kmem) devices whose ranges hold
  * them whole: set device, namespace_name, namespace_uuid, region, the CXL
- * region and memdevs, and the node from target_node when the block's node
- * is NODE_NONE or only guessed (kmem adds the memory to exactly that
- * node). Blocks outside every device are left alone. O(n log m). Returns the number attributed.
+ * region and memdevs, the device's bad media, and the node from
+ * target_node when the block's node is NODE_NONE or only guessed (kmem
+ * adds the memory to exactly that node). Blocks outside every device are left alone. O(n log m). Returns the number attributed.
  */
 int pmem_attribute_blocks(const struct pmem_devices *d, uint64_t block_size, struct block_set *set);

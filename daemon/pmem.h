@@ -15,6 +15,7 @@
  *   pmem-daxctl-conf.c   daxctl's own configuration (daxctl.conf.d)
  *   pmem-decide.c        whether memonlined converts a device, and --dry-run
  *   pmem-memmap.c        memmap_on_memory: where the kmem bind puts the memmap
+ *   pmem-badblocks.c     the known bad media of a device's memory (its region's badblocks)
  *   pmem-convert.c       devdax -> system-ram through libdaxctl
  *   pmem-record.c        the journal record of a handled device
  */
@@ -60,6 +61,15 @@ struct pmem_device {
         char *namespace_raw_uuid;       /* the namespace's own uuid (`ndctl list` "raw_uuid") */
         int region;                     /* nd region id */
         bool on_pmem_region;            /* the region is an nd_pmem region */
+        /*
+         * Known bad media in its ranges, from the nd region's badblocks
+         * (pmem-badblocks.c); only a device on an nd region (region >= 0)
+         * has such a list. bad_sectors is a lower bound when the list is
+         * incomplete (badblocks_error -E2BIG).
+         */
+        uint64_t bad_sectors;           /* 512-byte sectors */
+        uint64_t first_bad;             /* physical address of the first, when bad_sectors > 0 */
+        int badblocks_error;            /* 0 known; -errno: the list could not be read, is malformed or incomplete */
         /* CXL attribution, NULL when the device is not under a CXL region */
         char *cxl_region;               /* "region0" */
         char *cxl_decoder;              /* its root decoder (the CFMWS window), "decoder0.0" */

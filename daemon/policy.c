@@ -523,9 +523,10 @@ static int section_finish(struct parser *ps) {
         case SECTION_DEVICE: {
                 const struct device_rule *d = &ps->p->devices[ps->rule];
 
-                if (d->zone == ZONE_UNSET && d->convert < 0 && d->memmap_on_memory == MEMMAP_UNSET)
-                        return fail(ps, d->line, "[device %s] sets none of zone, convert and memmap_on_memory",
-                                    d->name);
+                if (d->zone == ZONE_UNSET && d->convert < 0 && d->memmap_on_memory == MEMMAP_UNSET &&
+                    d->allow_badblocks < 0)
+                        return fail(ps, d->line, "[device %s] sets none of zone, convert, memmap_on_memory and "
+                                    "allow_badblocks", d->name);
                 /* A dax device sits on an nd region or on a CXL region, never both. */
                 if ((d->cxl_region || d->cxl_memdev) && (d->region >= 0 || d->namespace_name || d->pmem_only))
                         return fail(ps, d->line, "[device %s] matches both a CXL %s and an nd %s: no dax device "
@@ -643,6 +644,7 @@ static int section_device(struct parser *ps, const char *arg) {
                 .target_node = -1,
                 .zone = ZONE_UNSET,
                 .convert = -1,
+                .allow_badblocks = -1,
                 .file = ps->file,
                 .line = ps->line,
         };
@@ -868,9 +870,20 @@ static int key_range(struct parser *ps, const char *key, const char *value) {
                     key, rr->start, rr->end - 1);
 }
 
+/* A yes/no key of a rule, which is -1 while not given. */
+static int parse_rule_bool_key(struct parser *ps, const char *key, const char *value, int *ret) {
+        bool b;
+        int r;
+
+        r = parse_bool_key(ps, key, value, &b);
+        if (r < 0)
+                return r;
+        *ret = b;
+        return 0;
+}
+
 static int key_device(struct parser *ps, const char *key, const char *value) {
         struct device_rule *d = &ps->p->devices[ps->rule];
-        bool b;
         int r;
 
         if (strcasecmp(key, "match_device") == 0)
@@ -915,13 +928,10 @@ static int key_device(struct parser *ps, const char *key, const char *value) {
                 return parse_zone_key(ps, "zone", value, &d->zone);
         if (strcasecmp(key, "memmap_on_memory") == 0)
                 return parse_memmap_key(ps, "memmap_on_memory", value, &d->memmap_on_memory);
-        if (strcasecmp(key, "convert") == 0) {
-                r = parse_bool_key(ps, "convert", value, &b);
-                if (r < 0)
-                        return r;
-                d->convert = b;
-                return 0;
-        }
+        if (strcasecmp(key, "convert") == 0)
+                return parse_rule_bool_key(ps, "convert", value, &d->convert);
+        if (strcasecmp(key, "allow_badblocks") == 0)
+                return parse_rule_bool_key(ps, "allow_badblocks", value, &d->allow_badblocks);
         return fail(ps, ps->line, "unknown key \"%s\" in [device %s]", key, d->name);
 }
 

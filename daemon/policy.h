@@ -58,6 +58,7 @@ struct device_rule {
         enum zone zone;
         int convert;            /* -1 unset, 0 no, 1 convert devdax -> system-ram */
         enum memmap_setting memmap_on_memory;   /* for its conversion; UNSET: not this rule's say */
+        int allow_badblocks;    /* -1 unset, 0 no, 1 convert and online it with known bad media */
         const char *file;       /* as in node_rule */
         unsigned line;
 };

@@ -25,6 +25,7 @@
 #define MESSAGE_ID_STALLED  "b6e8f99665a04b6891481fbc07dc4af6"
 #define MESSAGE_ID_AUTO_ONLINE "8216f73b38044dc69bcef47433573c8f"
 #define MESSAGE_ID_SLOW_KERNEL "375bcbd18c6343a7b49c89878b6ab86e"
+#define MESSAGE_ID_BAD_MEDIA "315806877ee24d9bbc1971810891426a"
 
 /*
  * Before 0.2 memonlined wrote these hand-patterned IDs for the same records.

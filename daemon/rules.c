@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
 #include "rules.h"
 #include "string-table.h"
 #include "util.h"
@@ -10,10 +11,20 @@ static const char *const rule_origin_table[_RULE_ORIGIN_MAX] = {
         [RULE_NODE] = "node",
         [RULE_PMEM_DEFAULT] = "pmem-default",
         [RULE_DEFAULT] = "default",
+        [RULE_BAD_MEDIA] = "bad-media",
         [RULE_UNDECIDED] = "undecided",
 };
 
 DEFINE_STRING_TABLE_TO_STRING(rule_origin, enum rule_origin, "unknown")
+
+static const char *const bad_media_table[] = {
+        [BAD_MEDIA_NONE] = "none",
+        [BAD_MEDIA_ALLOWED] = "allowed",
+        [BAD_MEDIA_REFUSED] = "refused",
+        [BAD_MEDIA_UNKNOWN] = "unknown",
+};
+
+DEFINE_STRING_TABLE_TO_STRING(bad_media, enum bad_media, "unknown")
 
 static bool overlaps(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
         return a_start < b_end && b_start < a_end;
@@ -88,6 +99,25 @@ enum memmap_setting rules_memmap_setting(const struct policy *p, const struct me
         return m;
 }
 
+enum bad_media rules_bad_media(const struct policy *p, const struct memory_identity *id,
+                               const struct device_rule **ret_rule) {
+        const struct device_rule *rule = NULL;
+
+        if (!id || !id->dax_device || (id->bad_sectors == 0 && !id->badblocks_unknown)) {
+                if (ret_rule)
+                        *ret_rule = NULL;
+                return BAD_MEDIA_NONE;
+        }
+        for (size_t i = 0; p && i < p->n_devices && !rule; i++)
+                if (p->devices[i].allow_badblocks >= 0 && device_rule_matches(&p->devices[i], id))
+                        rule = &p->devices[i];
+        if (ret_rule)
+                *ret_rule = rule;
+        if (rule && rule->allow_badblocks > 0)
+                return BAD_MEDIA_ALLOWED;
+        return id->bad_sectors > 0 ? BAD_MEDIA_REFUSED : BAD_MEDIA_UNKNOWN;
+}
+
 static bool policy_uses_node(const struct policy *p) {
         for (size_t i = 0; i < p->n_exclusions; i++)
                 if (p->exclusions[i].kind == EXCLUDE_NODE)
@@ -132,6 +162,7 @@ static const char *undecidable(const struct policy *p, const struct memory_ident
 }
 
 int rules_decide(const struct policy *p, const struct memory_identity *id, struct rule_decision *ret) {
+        const struct device_rule *media_rule;
         const char *missing;
 
         if (!p || !id || !ret)
@@ -144,6 +175,25 @@ int rules_decide(const struct policy *p, const struct memory_identity *id, struc
                                                         .exclusion = &p->exclusions[i] };
                         return 0;
                 }
+        /* Poisoned pages in system RAM go to whoever allocates them next: not without an admin's word. */
+        switch (rules_bad_media(p, id, &media_rule)) {
+        case BAD_MEDIA_REFUSED:
+                *ret = (struct rule_decision) { .zone = ZONE_SKIP, .origin = RULE_BAD_MEDIA, .bad_media = true,
+                                                .line = media_rule ? media_rule->line : 0,
+                                                .name = media_rule ? (media_rule->name ?: "(unnamed)") : NULL,
+                                                .dax_device = id->dax_device, .bad_sectors = id->bad_sectors };
+                return 0;
+        case BAD_MEDIA_UNKNOWN:
+                *ret = (struct rule_decision) {
+                        .zone = ZONE_SKIP, .origin = RULE_UNDECIDED, .bad_media = true,
+                        .dax_device = id->dax_device,
+                        .undecided = "undecided: its dax device's bad blocks could not be read, and no [device] "
+                                     "rule allows bad blocks (allow_badblocks)",
+                };
+                return 0;
+        default:
+                break;
+        }
         missing = undecidable(p, id);
         if (missing) {
                 *ret = (struct rule_decision) { .zone = ZONE_SKIP, .origin = RULE_UNDECIDED, .undecided = missing };
@@ -200,6 +250,16 @@ const char *rules_reason(const struct rule_decision *d, char *buf, size_t size) 
                 return "node rule";
         case RULE_PMEM_DEFAULT:
                 return "pmem default";
+        case RULE_BAD_MEDIA:
+                if (d->name)
+                        snprintf(buf, size, "bad media: %" PRIu64 " bad 512-byte sectors in %s; device rule %s "
+                                 "says allow_badblocks = no", d->bad_sectors, d->dax_device ?: "its dax device",
+                                 d->name);
+                else
+                        snprintf(buf, size, "bad media: %" PRIu64 " bad 512-byte sectors in %s, and no [device] "
+                                 "rule allows them (allow_badblocks)", d->bad_sectors,
+                                 d->dax_device ?: "its dax device");
+                return buf;
         case RULE_UNDECIDED:
                 return d->undecided ?: "undecided";
         case RULE_DEFAULT:

@@ -7,6 +7,7 @@
 #include "online.h"
 #include "plan.h"
 #include "pmem.h"
+#include "pmem-badblocks.h"
 #include "pmem-convert.h"
 #include "pmem-decide.h"
 #include "pmem-record.h"
@@ -51,6 +52,9 @@ void runner_done(struct runner *c) {
         c->deferred = NULL;
         c->n_deferred = 0;
         acpi_span_cache_clear(&c->acpi_spans);
+        free(c->media_reported);
+        c->media_reported = NULL;
+        c->n_media_reported = c->media_reported_allocated = 0;
 }
 
 bool runner_has_carried_over(const struct runner *c) {
@@ -394,6 +398,7 @@ struct pass {
         uint64_t first_event_usec;
         bool main;                      /* the job's own blocks: holds and carried-over blocks are its business */
         struct pass_clock clock;
+        const struct pmem_devices *devs;        /* the dax devices its blocks were attributed to */
 };
 
 static void pass_mark(struct pass_clock *clock, enum pass_phase phase) {
@@ -449,6 +454,81 @@ static void report_undecided_blocks(struct runner *c, struct job *j, const struc
                         report_log_errno(c->reporter, LOG_WARNING, NULL, r,
                                          "memory%llu: left offline (%s); no record: %m",
                                          (unsigned long long) it->block->id, it->reason);
+        }
+}
+
+/*
+ * A device kept out of system RAM for its bad media gets a record, once:
+ * again only when its verdict, mode, bad sectors or blocks left offline
+ * change. Out of memory, it is recorded again next time.
+ */
+static void report_bad_media(struct runner *c, const struct pmem_device *dev, enum bad_media media, size_t blocks,
+                             const char *reason) {
+        struct media_reported *m = NULL;
+        int r;
+
+        for (size_t i = 0; i < c->n_media_reported && !m; i++)
+                if (streq(c->media_reported[i].name, dev->name))
+                        m = &c->media_reported[i];
+        if (m && m->media == (int) media && m->mode == (int) dev->mode && m->bad_sectors == dev->bad_sectors &&
+            m->blocks == blocks) {
+                report_log(c->reporter, LOG_DEBUG, NULL, "%s: still kept out for its media: %s", dev->name, reason);
+                return;
+        }
+        r = pmem_report_bad_media(c->reporter, dev, media, blocks, reason);
+        if (r < 0) {
+                report_log_errno(c->reporter, LOG_WARNING, NULL, r, "%s: kept out for its media (%s); no record: %m",
+                                 dev->name, reason);
+                return;
+        }
+        if (!m && strlen(dev->name) < sizeof(m->name) &&
+            GROW(c->media_reported, c->media_reported_allocated, c->n_media_reported + 1) >= 0)
+                m = &c->media_reported[c->n_media_reported++];
+        if (!m)
+                return;
+        *m = (struct media_reported) { .media = (int) media, .mode = (int) dev->mode,
+                                       .bad_sectors = dev->bad_sectors, .blocks = blocks };
+        memcpy(m->name, dev->name, strlen(dev->name) + 1);
+}
+
+/* The blocks the plan left offline for their dax device's media: one record per device. */
+static void report_bad_media_blocks(struct runner *c, const struct pass *pass, const struct plan *plan) {
+        _cleanup_free_ struct {
+                const struct plan_item *first;  /* its first skipped block: device name, undecided, reason */
+                size_t n;
+        } *per = NULL;
+        size_t n_per = 0, allocated = 0;
+
+        /* A handful of devices, each with many blocks: count them per device in one pass. */
+        for (size_t i = 0; i < plan->n_skipped; i++) {
+                const struct plan_item *it = &plan->skipped[i];
+                size_t k = 0;
+
+                if (!it->bad_media || !it->block->device)
+                        continue;
+                while (k < n_per && !streq(per[k].first->block->device, it->block->device))
+                        k++;
+                if (k == n_per) {
+                        if (GROW(per, allocated, n_per + 1) < 0)
+                                break;  /* out of memory: the blocks' own failure or debug lines stand */
+                        per[n_per++] = (typeof(*per)) { .first = it };
+                }
+                per[k].n++;
+        }
+        for (size_t k = 0; k < n_per; k++) {
+                const struct plan_item *it = per[k].first;
+                const struct pmem_device *dev = pmem_devices_find(pass->devs, it->block->device);
+                char why[256];
+
+                if (!dev)
+                        continue;
+                if (!it->undecided) {
+                        report_bad_media(c, dev, BAD_MEDIA_REFUSED, per[k].n, it->reason ?: "bad media");
+                        continue;
+                }
+                snprintf(why, sizeof(why), "undecided: the bad blocks of region%d cannot be known (%s); tried again",
+                         dev->region, pmem_badblocks_describe(dev->badblocks_error));
+                report_bad_media(c, dev, BAD_MEDIA_UNKNOWN, per[k].n, why);
         }
 }
 
@@ -599,6 +679,7 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
                 return 0;
         }
         report_undecided_blocks(c, j, plan);
+        report_bad_media_blocks(c, pass, plan);
         report_zone_changes(c, j, plan);
         j->excluded += plan->n_skipped - plan->n_undecided;
         if (plan->n_items == 0)
@@ -703,6 +784,7 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         resolve_nodes(c, j->policy, t, &set);
         attribute_blocks(c, &after, r, t->block_size, &set);
         load_devices(c, t, &after, &set);
+        pass.devs = &after;
         (void) plan_and_write(c, &sub, t, &set, &pass, &res);
         j->onlined += sub.onlined;
         j->failed += sub.failed;
@@ -800,6 +882,12 @@ static bool handle_dax(struct runner *c, struct job *j, struct pmem_devices *ret
                 if (!dev)
                         continue;       /* removed again, or unreadable (counted by the scan) */
                 r = pmem_decide(dev, j->policy, PMEM_DAXCTL_CONFDIR, &d);
+                if (r >= 0 && (d.media == BAD_MEDIA_REFUSED || d.media == BAD_MEDIA_UNKNOWN)) {
+                        report_bad_media(c, dev, d.media, 0, d.reason);
+                        /* Unknown is undecided: tried again until the list can be read. */
+                        j->undecided += d.media == BAD_MEDIA_UNKNOWN;
+                        continue;
+                }
                 if (r < 0 || d.action != PMEM_ACTION_CONVERT) {
                         /* Our own kmem bind comes back as a dax event too, and rescans see every device: not news. */
                         report_log(c->reporter,
@@ -968,7 +1056,7 @@ int runner_process(struct runner *c, struct job *j) {
                         report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot print dax decisions: %m");
         }
         pass = (struct pass) { .trigger = j->trigger, .first_event_usec = j->first_event_usec, .main = true,
-                               .clock = clock };
+                               .clock = clock, .devs = &devs };
         r = plan_and_write(c, j, t, &set, &pass, NULL);
 finish:
         /* take_carried_over() emptied the list; the next job merges these into its ids. */

@@ -35,7 +35,18 @@ struct runner {
         uint64_t *deferred;             /* blocks of a node not known yet, for the next job */
         size_t n_deferred;
         bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
+        struct media_reported *media_reported;  /* devices kept out for bad media, with their records' facts */
+        size_t n_media_reported, media_reported_allocated;
         struct acpi_span_cache acpi_spans; /* DIMM spans, kept between jobs while their links stay */
+};
+
+/* A device whose bad media was recorded: a rescan records it again only when a fact changed. */
+struct media_reported {
+        char name[32];                  /* daxR.N */
+        int media;                      /* enum bad_media */
+        int mode;                       /* enum pmem_mode */
+        uint64_t bad_sectors;
+        size_t blocks;
 };
 
 /* Drop what the runner keeps between jobs. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "plan.h"
 #include "pmem-cxl.h"
+#include "pmem-decide.h"
 #include "pmem-scan.h"
 #include "policy.h"
 #include "status-read.h"
@@ -80,9 +81,16 @@ void status_tally_range(const struct topology *t, uint64_t start, uint64_t end, 
         }
 }
 
-const char *status_dax_state(const struct pmem_device *dev, const struct block_tally *t) {
+const char *status_dax_state(const struct status_dax *x) {
+        const struct pmem_device *dev = x->dev;
+        const struct block_tally *t = &x->tally;
+
         if (!dev->driver)
                 return "disabled";
+        if (x->held_back == BAD_MEDIA_REFUSED)
+                return "refused";
+        if (x->held_back == BAD_MEDIA_UNKNOWN)
+                return "undecided";
         if (dev->mode != PMEM_MODE_SYSTEM_RAM)
                 return "enabled";
         if (t->online > 0 && t->online == t->blocks)
@@ -218,7 +226,22 @@ static int read_devices(struct status_machine *m, const struct topology *t) {
 
 /* ---- dax devices ------------------------------------------------ */
 
-static int read_dax(struct status_machine *m, const struct topology *t) {
+/* Does memonlined keep the device's memory out for its media, as the runner would decide now? */
+static enum bad_media held_back(const struct pmem_device *dev, const struct block_tally *tally,
+                                const struct policy *p) {
+        struct pmem_decision d;
+
+        if (dev->mode == PMEM_MODE_DEVDAX)
+                return pmem_decide_conf(dev, p, NULL, &d) >= 0 ? d.media : BAD_MEDIA_NONE;
+        if (dev->mode == PMEM_MODE_SYSTEM_RAM && tally->offline > 0) {
+                enum bad_media m = pmem_bad_media(dev, p, NULL);
+
+                return m == BAD_MEDIA_REFUSED || m == BAD_MEDIA_UNKNOWN ? m : BAD_MEDIA_NONE;
+        }
+        return BAD_MEDIA_NONE;
+}
+
+static int read_dax(struct status_machine *m, const struct topology *t, const struct policy *p) {
         int r;
 
         r = pmem_scan(t->sysfs_root, &m->dax);
@@ -238,6 +261,7 @@ static int read_dax(struct status_machine *m, const struct topology *t) {
                 for (size_t k = 0; k < d->n_ranges; k++)
                         status_tally_range(t, d->ranges[k].start, d->ranges[k].end, &m->dax_tallies[i].tally,
                                            NULL);
+                m->dax_tallies[i].held_back = held_back(d, &m->dax_tallies[i].tally, p);
         }
         return 0;
 }
@@ -278,7 +302,7 @@ int status_machine_read(const struct topology *t, const struct policy *p, struct
         r = read_nodes(&m, t, p);
         /* the device set takes the dax devices in system-ram mode: read them first */
         if (r >= 0)
-                r = read_dax(&m, t);
+                r = read_dax(&m, t, p);
         if (r >= 0 && t->block_size > 0)
                 r = read_devices(&m, t);
         if (r >= 0)

@@ -17,6 +17,7 @@
 #include "memdev.h"
 #include "pmem.h"
 #include "pmem-cxl.h"
+#include "rules.h"
 
 struct topology;
 struct policy;
@@ -52,6 +53,12 @@ struct status_device {
 struct status_dax {
         const struct pmem_device *dev;  /* borrowed from status_machine.dax */
         struct block_tally tally;
+        /*
+         * REFUSED or UNKNOWN: memonlined keeps its memory out of system RAM
+         * for its bad media (a devdax device it would convert otherwise, or
+         * a system-ram one with offline blocks); else NONE.
+         */
+        enum bad_media held_back;
 };
 
 struct status_machine {
@@ -93,11 +100,12 @@ void block_tally_add(struct block_tally *t, const struct topo_block *b);
 bool block_tally_removable(const struct block_tally *t);
 
 /*
- * What a dax device's memory is doing: "disabled" (no driver), "enabled"
- * (device_dax or another driver), or for system-ram (kmem) "online",
- * "partial" or "offline" by its blocks.
+ * What a dax device's memory is doing: "disabled" (no driver), "refused"
+ * or "undecided" (held back for its bad media), "enabled" (device_dax or
+ * another driver), or for system-ram (kmem) "online", "partial" or
+ * "offline" by its blocks.
  */
-const char *status_dax_state(const struct pmem_device *dev, const struct block_tally *t);
+const char *status_dax_state(const struct status_dax *x);
 
 /* ---- the running batch (status-progress.c) ------------------------------ */
 

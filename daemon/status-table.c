@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
 #include <strings.h>
+#include "pmem-decide.h"
 #include "status-render.h"
 #include "topology.h"
 #include "util.h"
@@ -81,13 +82,13 @@ static const unsigned device_defaults[] = { DC_DEVICE, DC_KIND, DC_NODES, DC_ZON
 
 enum {
         XC_DEVICE, XC_MODE, XC_STATE, XC_SIZE, XC_NODE, XC_BLOCKS, XC_ONLINE, XC_NAMESPACE, XC_REGION,
-        XC_CXL_REGION, XC_DECODER, XC_MEMDEVS, _XC_MAX,
+        XC_CXL_REGION, XC_DECODER, XC_MEMDEVS, XC_BADBLOCKS, _XC_MAX,
 };
 
 static const struct table_column dax_columns[_XC_MAX] = {
         [XC_DEVICE]    = { "DEVICE",     7, 0,              COL_STRING, "dax device", "device" },
         [XC_MODE]      = { "MODE",      10, 0,              COL_STRING, "devdax, system-ram (kmem) or unknown", "mode" },
-        [XC_STATE]     = { "STATE",      7, 0,              COL_STRING, "disabled, enabled; system-ram: online, partial, offline", "state" },
+        [XC_STATE]     = { "STATE",      7, 0,              COL_STRING, "disabled, enabled; system-ram: online, partial, offline; refused, undecided: kept out for bad media", "state" },
         [XC_SIZE]      = { "SIZE",       5, SCOLS_FL_RIGHT, COL_SIZE,   "size", "size" },
         [XC_NODE]      = { "NODE",       4, SCOLS_FL_RIGHT, COL_NUMBER, "node kmem adds its memory to", "node" },
         [XC_BLOCKS]    = { "BLOCKS",     6, SCOLS_FL_RIGHT, COL_NUMBER, "memory blocks of it", "blocks" },
@@ -97,9 +98,10 @@ static const struct table_column dax_columns[_XC_MAX] = {
         [XC_CXL_REGION] = { "CXL-REGION", 7, 0,             COL_STRING, "CXL region", "cxl_region" },
         [XC_DECODER]   = { "DECODER",   10, 0,              COL_STRING, "the CXL region's root decoder (its memory window)", "decoder" },
         [XC_MEMDEVS]   = { "MEMDEVS",    7, 0,              COL_STRING, "CXL memdevs it interleaves (?: one unknown)", "memdevs" },
+        [XC_BADBLOCKS] = { "BADBLOCKS",  9, SCOLS_FL_RIGHT, COL_STRING, "bad 512-byte sectors in its memory (its nd region's badblocks; N+: at least, ?: unknown)", "badblocks" },
 };
 static const unsigned dax_defaults[] = { XC_DEVICE, XC_MODE, XC_STATE, XC_SIZE, XC_NODE, XC_ONLINE, XC_BLOCKS,
-                                         XC_NAMESPACE, XC_REGION, XC_CXL_REGION, XC_MEMDEVS };
+                                         XC_NAMESPACE, XC_REGION, XC_BADBLOCKS, XC_CXL_REGION, XC_MEMDEVS };
 
 enum {
         CC_REGION, CC_MODE, CC_STATE, CC_SIZE, CC_RANGE, CC_DECODER, CC_MEMDEVS, CC_DAX, _CC_MAX,
@@ -257,16 +259,27 @@ static char *device_row_cell(const void *row, unsigned col) {
         }
 }
 
+/* Bad sectors: a count, "N+" (at least), "?" (unknown); none for a device without a list (null in JSON). */
+static char *badblocks_cell(const struct table_style *s, const struct pmem_device *d) {
+        char bad[32];
+
+        if (d->region < 0)
+                return table_text_cell(s, NULL);
+        pmem_bad_sectors_format(d, bad, sizeof(bad));
+        return strdup(bad);
+}
+
 static char *dax_row_cell(const void *row, unsigned col) {
         const struct row *r = row;
         const struct table_style *s = &r->v->style;
-        const struct pmem_device *d = r->item;
+        const struct status_dax *x = r->item;
+        const struct pmem_device *d = x->dev;
         char region[32];
 
         switch (col) {
         case XC_DEVICE:    return table_text_cell(s, d->name);
         case XC_MODE:      return strdup(pmem_mode_to_string(d->mode));
-        case XC_STATE:     return strdup(status_dax_state(d, r->tally));
+        case XC_STATE:     return strdup(status_dax_state(x));
         case XC_SIZE:      return table_size_cell(s, d->size);
         case XC_NODE:      return node_cell(s, d->target_node, "-");
         case XC_BLOCKS:    return table_u64_cell(r->tally->blocks);
@@ -280,6 +293,7 @@ static char *dax_row_cell(const void *row, unsigned col) {
         case XC_CXL_REGION: return table_text_cell(s, d->cxl_region);
         case XC_DECODER:   return table_text_cell(s, d->cxl_decoder);
         case XC_MEMDEVS:   return memdevs_cell(s, d);
+        case XC_BADBLOCKS: return badblocks_cell(s, d);
         default:           return NULL;
         }
 }
@@ -289,7 +303,7 @@ static char *cxl_state_cell(const struct cxl_region *c, const struct status_dax 
                 return strdup("uncommitted");
         if (!dax)
                 return strdup("no dax device");
-        return strdup(status_dax_state(dax->dev, &dax->tally));
+        return strdup(status_dax_state(dax));
 }
 
 static char *cxl_row_cell(const void *row, unsigned col) {
@@ -370,10 +384,13 @@ static int add_rows(const struct status_view *v, enum status_table t, struct lib
                 break;
         case STATUS_TABLE_DAX:
                 for (size_t i = 0; i < m->dax.n; i++, rows++) {
-                        struct row row = { v, &m->dax.devices[i], &m->dax_tallies[i].tally };
+                        struct row row = { v, &m->dax_tallies[i], &m->dax_tallies[i].tally };
 
-                        if (!table_add_row(tb, ids, n, dax_row_cell, &row))
+                        ln = table_add_row(tb, ids, n, dax_row_cell, &row);
+                        if (!ln)
                                 return -ENOMEM;
+                        if (m->dax_tallies[i].held_back != BAD_MEDIA_NONE)
+                                table_color_cell(&v->style, ln, ids, n, XC_STATE, "red");
                 }
                 break;
         case STATUS_TABLE_CXL:

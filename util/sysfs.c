@@ -141,6 +141,16 @@ int sysfs_read(const char *root, const char *rel, char **ret_value) {
         return 0;
 }
 
+int sysfs_read_raw(const char *root, const char *rel, char **ret_value, size_t *ret_size) {
+        char path[PATH_MAX];
+        int r;
+
+        r = path_join(path, sizeof(path), root, rel);
+        if (r < 0)
+                return r;
+        return read_file(path, true, SYSFS_ATTR_MAX, ret_value, ret_size);
+}
+
 int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_value) {
         _cleanup_free_ char *s = NULL;
         uint64_t v;

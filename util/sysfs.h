@@ -22,6 +22,8 @@ int sysfs_path(char **ret, const char *root, const char *relfmt, ...) __attribut
 #define SYSFS_ATTR_MAX (1024 * 1024)
 int sysfs_read(const char *root, const char *rel, char **ret_value);
 int sysfs_read_u64(const char *root, const char *rel, int base, uint64_t *ret_value);
+/* The same, as the kernel wrote it: nothing stripped, *ret_size bytes (a list whose last line may be cut). */
+int sysfs_read_raw(const char *root, const char *rel, char **ret_value, size_t *ret_size);
 
 /*
  * Open rel below the directory dir_fd and nowhere else: no absolute path,

@@ -366,6 +366,11 @@ char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
                 fake_write(root, rel, "dax%d.%d\n", d->region, d->id + 1);
                 snprintf(rel, sizeof(rel), "%s/pfn_seed", region_dir);
                 fake_write(root, rel, "pfn%d.0\n", d->region);
+                snprintf(rel, sizeof(rel), "%s/resource", region_dir);
+                fake_write(root, rel, "%#llx\n", (unsigned long long) (d->region_start ?: d->start));
+                snprintf(rel, sizeof(rel), "%s/badblocks", region_dir);
+                if (!d->no_badblocks)
+                        fake_write(root, rel, "%s", d->badblocks ?: "");
                 if (d->ns_uuid) {
                         snprintf(rel, sizeof(rel), "%s/namespace%d.%d/uuid", region_dir, d->region, d->id);
                         fake_write(root, rel, "%s\n", d->ns_uuid);

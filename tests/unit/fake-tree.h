@@ -60,7 +60,8 @@ void fake_standard_machine(const char *root);
 
 /*
  * A dax device on an nd bus, laid out as the kernel does (see daemon/pmem.c):
- *   devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/regionR/{uevent,nstype,dax_seed,pfn_seed}
+ *   devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/regionR/{uevent,nstype,dax_seed,pfn_seed,
+ *                                                               resource,badblocks}
  *   .../regionR/namespaceR.N/uuid                      (ns_uuid)
  *   .../regionR/daxR.N/{namespace,uuid}                (the nd_dax; uuid = dax_uuid)
  *   .../regionR/daxR.N/daxR.N/{size,resource,target_node,numa_node,memmap_on_memory,driver}
@@ -77,6 +78,9 @@ struct fake_dax {
         bool volatile_region;           /* DEVTYPE=nd_volatile instead of nd_pmem */
         bool no_nd;                     /* not under an nd bus (hmem-like) */
         const char *memmap_on_memory;   /* the attribute's text ("0", "1"); NULL: none (before 6.8) */
+        uint64_t region_start;          /* the region's resource; 0: the device's start */
+        const char *badblocks;          /* the region's badblocks text, as written; NULL: empty (none) */
+        bool no_badblocks;              /* the region has no badblocks file */
 };
 /* Returns the device directory relative to root (caller frees), e.g. for mappingK or removal. */
 char *fake_add_dax_device(const char *root, const struct fake_dax *d);

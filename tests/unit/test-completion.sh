@@ -96,7 +96,7 @@ expect "status -o TABLE:COL" "devices:REMOVABLE devices:RANGE" memonlined status
 expect "status -o TABLE:COL, split at the colon" "REMOVABLE RANGE" memonlined status -o devices : R
 expect "status --output=TABLE:LIST, split" "DEVICE,DECODER" memonlined status --output = dax : DEVICE,DEC
 expect "status -o TABLE:, split" \
-        "$(echo DEVICE MODE STATE SIZE NODE BLOCKS ONLINE NAMESPACE REGION CXL-REGION DECODER MEMDEVS)" \
+        "$(echo DEVICE MODE STATE SIZE NODE BLOCKS ONLINE NAMESPACE REGION CXL-REGION DECODER MEMDEVS BADBLOCKS)" \
         memonlined status -o dax :
 expect "status --tables" "nodes,dax nodes,devices" memonlined status --tables = nodes,d
 # Every column "status --help" lists, per table.

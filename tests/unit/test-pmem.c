@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include "fake-tree.h"
 #include "pmem.h"
+#include "pmem-badblocks.h"
 #include "pmem-convert.h"
 #include "pmem-decide.h"
 #include "pmem-record.h"
@@ -637,7 +638,8 @@ static struct policy base_policy(void) {
 }
 
 static struct device_rule rule(const char *name) {
-        return (struct device_rule) { .name = (char *) name, .region = -1, .target_node = -1, .convert = -1 };
+        return (struct device_rule) { .name = (char *) name, .region = -1, .target_node = -1, .convert = -1,
+                                      .allow_badblocks = -1 };
 }
 
 static struct pmem_device *scan_one(struct ctx *c, const struct fake_dax *d) {
@@ -863,6 +865,73 @@ static void test_decide_daxctl(void **state) {
         assert_string_equal(d.reason, "convert_devdax=no");
 }
 
+static void test_decide_bad_media(void **state) {
+        struct ctx *c = *state;
+        struct pmem_device *dev = scan_one(c, &devdax1);
+        struct policy p = base_policy();
+        struct device_rule rules[2] = { rule("no"), rule("yes") };
+        struct pmem_decision d;
+        char buf[16];
+
+        dev->bad_sectors = 16;
+        dev->first_bad = 9 * GiB;
+        decide_expect(dev, &p, NULL, &d, PMEM_ACTION_SKIP,
+                      "refused: 16 bad 512-byte sectors in its memory, the first at 0x240000000 (region1 badblocks); "
+                      "a [device] rule with allow_badblocks = yes converts it anyway");
+        assert_int_equal(d.media, BAD_MEDIA_REFUSED);
+        assert_null(d.media_rule);
+        assert_int_equal(d.zone, ZONE_SKIP);
+        pmem_bad_sectors_format(dev, buf, sizeof(buf));
+        assert_string_equal(buf, "16");
+
+        /* The first matching rule that sets allow_badblocks decides. */
+        p.devices = rules;
+        p.n_devices = 2;
+        rules[0].region = 1;
+        rules[0].allow_badblocks = 0;
+        rules[1].allow_badblocks = 1;
+        decide_expect(dev, &p, NULL, &d, PMEM_ACTION_SKIP,
+                      "refused: 16 bad 512-byte sectors in its memory, the first at 0x240000000 (region1 badblocks); "
+                      "device rule no says allow_badblocks = no");
+        assert_ptr_equal(d.media_rule, &rules[0]);
+        rules[0].region = 0;
+        decide_expect(dev, &p, NULL, &d, PMEM_ACTION_CONVERT,
+                      "convert_devdax=yes; 16 bad sectors: device rule yes says allow_badblocks = yes");
+        assert_int_equal(d.media, BAD_MEDIA_ALLOWED);
+        assert_int_equal(d.zone, ZONE_MOVABLE);
+
+        /* A list that cannot be read whole: undecided; at least what it shows is refused. */
+        p.n_devices = 0;
+        dev->bad_sectors = 0;
+        dev->badblocks_error = -E2BIG;
+        decide_expect(dev, &p, NULL, &d, PMEM_ACTION_SKIP,
+                      "undecided: the bad blocks of region1 cannot be known (the region's badblocks list is incomplete "
+                      "(cut at a page, or the kernel's table is full)); a [device] rule with allow_badblocks = yes "
+                      "converts it anyway");
+        assert_int_equal(d.media, BAD_MEDIA_UNKNOWN);
+        pmem_bad_sectors_format(dev, buf, sizeof(buf));
+        assert_string_equal(buf, "?");
+        dev->bad_sectors = 8;
+        assert_int_equal(pmem_decide(dev, &p, NULL, &d), 0);
+        assert_int_equal(d.media, BAD_MEDIA_REFUSED);
+        assert_non_null(strstr(d.reason, "refused: 8 or more bad 512-byte sectors"));
+        pmem_bad_sectors_format(dev, buf, sizeof(buf));
+        assert_string_equal(buf, "8+");
+        p.devices = rules;
+        p.n_devices = 2;
+        decide_expect(dev, &p, NULL, &d, PMEM_ACTION_CONVERT,
+                      "convert_devdax=yes; 8 or more bad sectors: device rule yes says allow_badblocks = yes");
+        dev->bad_sectors = 0;
+        decide_expect(dev, &p, NULL, &d, PMEM_ACTION_CONVERT,
+                      "convert_devdax=yes; bad blocks unknown: device rule yes says allow_badblocks = yes");
+
+        /* A device the policy would not convert anyway is not judged on its media. */
+        p.n_devices = 0;
+        p.convert_devdax = false;
+        decide_expect(dev, &p, NULL, &d, PMEM_ACTION_SKIP, "convert_devdax=no");
+        assert_int_equal(d.media, BAD_MEDIA_NONE);
+}
+
 static void test_print_decisions(void **state) {
         struct ctx *c = *state;
         struct fake_dax hm = devdax1;
@@ -872,13 +941,19 @@ static void test_print_decisions(void **state) {
         char dir[512];
         FILE *f;
 
+        struct fake_dax bad = devdax1;
+
         hm.no_nd = true;
         hm.region = 5;
         hm.target_node = -1;
+        bad.region = 6;
+        bad.start = 16 * GiB;
+        bad.badblocks = "8 8\n";
         add_dax(c, &kmem0);
         add_dax(c, &devdax1);
         add_dax(c, &hm);
-        assert_int_equal(pmem_scan(c->root, &c->devs), 3);
+        add_dax(c, &bad);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 4);
         snprintf(dir, sizeof(dir), "%s/daxctl.conf.d", c->root);
         fake_write(c->root, "daxctl.conf.d/x.conf", "[reconfigure-device q]\nmode = system-ram\n");
 
@@ -895,8 +970,204 @@ static void test_print_decisions(void **state) {
                 "device=dax5.0 action=skip zone=online_movable reason=\"not on a pmem region (convert_devdax "
                 "covers pmem; add a [device] rule with convert=yes)\" namespace=- region=-1 node=-1 "
                 "size=2147483648 mode=devdax memmap_on_memory=unsupported\n"
+                "device=dax6.0 action=skip zone=skip reason=\"refused: 8 bad 512-byte sectors in its memory, the "
+                "first at 0x400001000 (region6 badblocks); a [device] rule with allow_badblocks = yes converts it "
+                "anyway\" namespace=namespace6.0 region=6 node=2 size=2147483648 mode=devdax "
+                "memmap_on_memory=unsupported badblocks=8\n"
                 "daxctl-conf-ignored=\"daxctl.conf.d/x.conf: [reconfigure-device q] has no nvdimm.uuid: "
                 "daxctl never matches it\"\n");
+}
+
+/* ---- bad blocks ------------------------------------------------------------ */
+
+/* dax1.0's region starts 2 MiB below it: the namespace's info block and reserve. */
+#define REGION1 (8 * GiB - 2 * MiB)
+/* The region-relative sector of a physical address in region1. */
+#define SECTOR1(addr) (((addr) - REGION1) / 512)
+
+static int parse(const char *text, size_t page_size, struct pmem_badblocks *bb) {
+        return pmem_badblocks_parse(text, strlen(text), page_size, bb);
+}
+
+static void test_badblocks_parse(void **state) {
+        _cleanup_(pmem_badblocks_clearp) struct pmem_badblocks bb = {};
+
+        (void) state;
+        /* As badblocks_show() writes them: ascending, adjacent extents apart. */
+        assert_int_equal(parse("", 4096, &bb), 0);
+        assert_int_equal(bb.n, 0);
+        assert_false(bb.incomplete);
+        assert_int_equal(parse("8 8\n16 512\n4096 1\n", 4096, &bb), 0);
+        assert_int_equal(bb.n, 3);
+        assert_int_equal(bb.extents[1].sector, 16);
+        assert_int_equal(bb.extents[1].count, 512);
+        assert_false(bb.incomplete);
+        assert_int_equal(parse("0 4294967295\n", 4096, &bb), 0);
+        /* The largest extent whose end in bytes still fits in 64 bits. */
+        assert_int_equal(parse("36028797018963966 1\n", 4096, &bb), 0);
+
+        /* Garbage of every kind is no list, and bb keeps the last one read. */
+        static const char *const bad[] = {
+                "x\n", "8\n", "8 \n", " 8 8\n", "8  8\n", "8\t8\n", "8 8 \n", "8 8 8\n", "+8 8\n", "-8 8\n",
+                "8 -1\n", "0x8 8\n", "8 8",                    /* no newline, not cut at a page */
+                "8 0\n",                                         /* a count of nothing */
+                "8 4294967296\n",                                /* past the kernel's %u */
+                "18446744073709551616 1\n",                      /* past 64 bits */
+                "99999999999999999999999 1\n",
+                "36028797018963967 1\n",                         /* ends at 2^64 bytes */
+                "18446744073709551615 4294967295\n",             /* start + count wraps */
+                "16 8\n8 8\n",                                  /* out of order */
+                "8 16\n16 8\n",                                 /* overlapping */
+                "\n", "8 8\n\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int r = parse(bad[i], 4096, &bb);
+
+                if (r != -EBADMSG)
+                        fail_msg("\"%s\": %d, want -EBADMSG", bad[i], r);
+                assert_int_equal(bb.n, 1);      /* untouched */
+        }
+        assert_int_equal(pmem_badblocks_parse("8 8\n\0", 5, 4096, &bb), -EBADMSG);
+        assert_int_equal(pmem_badblocks_parse("8 8\n", 4, 32, &bb), -EINVAL);
+        assert_int_equal(pmem_badblocks_parse(NULL, 1, 4096, &bb), -EINVAL);
+        assert_int_equal(pmem_badblocks_parse(NULL, 0, 4096, &bb), 0);
+}
+
+/* The kernel's limits: one page of text (sysfs cuts the rest), page_size / 8 extents. */
+static void test_badblocks_incomplete(void **state) {
+        _cleanup_(pmem_badblocks_clearp) struct pmem_badblocks bb = {};
+        char text[4096 + 64];
+        size_t len = 0;
+
+        (void) state;
+        /* Cut mid-line at page_size - 1: the partial line is dropped, the list is incomplete. */
+        for (unsigned i = 0; len < 4095; i++)
+                len += (size_t) snprintf(text + len, sizeof(text) - len, "%u 1\n", 1000000 + 2 * i);
+        assert_int_equal(pmem_badblocks_parse(text, 4095, 4096, &bb), 0);
+        assert_true(bb.incomplete);
+        assert_int_equal(bb.n, 4095 / 10);      /* "1000000 1\n" is 10 bytes: 409 whole lines */
+        assert_int_equal(bb.extents[bb.n - 1].sector, 1000000 + 2 * (bb.n - 1));
+        /* A page's worth or more is not what sysfs hands out. */
+        assert_int_equal(pmem_badblocks_parse(text, 4096, 4096, &bb), -EBADMSG);
+        /* Ending on a whole line at page_size - 1 may still have been cut. */
+        assert_int_equal(pmem_badblocks_parse(text, 4090, 4096, &bb), 0);
+        assert_false(bb.incomplete);
+        assert_int_equal(pmem_badblocks_parse(text, 4090, 4091, &bb), 0);
+        assert_true(bb.incomplete);
+
+        /* A full table: 512 extents on 4 KiB pages record no more. */
+        len = 0;
+        for (unsigned i = 0; i < 512; i++)
+                len += (size_t) snprintf(text + len, sizeof(text) - len, "%u 1\n", 2 * i);
+        assert_true(len < 4095);
+        assert_int_equal(pmem_badblocks_parse(text, len, 4096, &bb), 0);
+        assert_int_equal(bb.n, 512);
+        assert_true(bb.incomplete);
+        len -= strlen("1022 1\n");
+        assert_int_equal(pmem_badblocks_parse(text, len, 4096, &bb), 0);
+        assert_int_equal(bb.n, 511);
+        assert_false(bb.incomplete);
+}
+
+static void test_badblocks_in_ranges(void **state) {
+        _cleanup_(pmem_badblocks_clearp) struct pmem_badblocks bb = {};
+        const struct pmem_range dev[] = { { 8 * GiB, 10 * GiB } };
+        const struct pmem_range split[] = { { 12 * GiB, 12 * GiB + 4096 }, { 8 * GiB, 8 * GiB + 4096 } };
+        uint64_t sectors, first;
+        char text[256];
+
+        (void) state;
+        /* Below the device (its info block), and ending right at its start: none of its memory. */
+        snprintf(text, sizeof(text), "0 8\n%llu 8\n", (unsigned long long) SECTOR1(8 * GiB - 4096));
+        assert_int_equal(parse(text, 4096, &bb), 0);
+        assert_int_equal(pmem_badblocks_in_ranges(&bb, REGION1, dev, 1, &sectors, &first), 0);
+        assert_int_equal(sectors, 0);
+        assert_int_equal(first, UINT64_MAX);
+
+        /* Its first sector, its last, and an extent across its end: only what is inside counts. */
+        snprintf(text, sizeof(text), "%llu 1\n%llu 1\n%llu 8\n", (unsigned long long) SECTOR1(8 * GiB),
+                 (unsigned long long) SECTOR1(10 * GiB - 1024), (unsigned long long) SECTOR1(10 * GiB - 512));
+        assert_int_equal(parse(text, 4096, &bb), 0);
+        assert_int_equal(pmem_badblocks_in_ranges(&bb, REGION1, dev, 1, &sectors, &first), 0);
+        assert_int_equal(sectors, 3);
+        assert_int_equal(first, 8 * GiB);
+
+        /* Ranges in any order; a gap between them holds nothing of the device. */
+        snprintf(text, sizeof(text), "%llu 16\n%llu 16\n", (unsigned long long) SECTOR1(8 * GiB + 2048),
+                 (unsigned long long) SECTOR1(12 * GiB));
+        assert_int_equal(parse(text, 4096, &bb), 0);
+        assert_int_equal(pmem_badblocks_in_ranges(&bb, REGION1, split, 2, &sectors, &first), 0);
+        assert_int_equal(sectors, 4 + 8);
+        assert_int_equal(first, 8 * GiB + 2048);
+
+        /* A region start that pushes an extent past 2^64. */
+        assert_int_equal(parse("0 8\n", 4096, &bb), 0);
+        assert_int_equal(pmem_badblocks_in_ranges(&bb, UINT64_MAX - 2048, dev, 1, &sectors, &first), -ERANGE);
+        assert_int_equal(pmem_badblocks_in_ranges(&bb, UINT64_MAX - 4096, dev, 1, &sectors, &first), 0);
+        assert_int_equal(sectors, 0);
+}
+
+static const struct pmem_device *scan_bad(struct ctx *c, const char *badblocks) {
+        struct fake_dax d = devdax1;
+
+        d.region_start = REGION1;
+        d.badblocks = badblocks;
+        add_dax(c, &d);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        return &c->devs.devices[0];
+}
+
+static void test_scan_badblocks(void **state) {
+        struct ctx *c = *state;
+        const struct pmem_device *d;
+        char text[128];
+
+        /* The kernel's empty list: nothing bad, and the region's start is not even needed. */
+        d = scan_bad(c, "");
+        assert_int_equal(d->bad_sectors, 0);
+        assert_int_equal(d->badblocks_error, 0);
+
+        snprintf(text, sizeof(text), "0 8\n%llu 16\n", (unsigned long long) SECTOR1(9 * GiB));
+        d = scan_bad(c, text);
+        assert_int_equal(d->bad_sectors, 16);
+        assert_int_equal(d->first_bad, 9 * GiB);
+        assert_int_equal(d->badblocks_error, 0);
+
+        /* What the region's list cannot tell: unknown, never "none". */
+        d = scan_bad(c, "0 8 junk\n");
+        assert_int_equal(d->badblocks_error, -EBADMSG);
+        assert_int_equal(d->bad_sectors, 0);
+        fake_unlink(c->root, "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region1/badblocks");
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].badblocks_error, -ENOENT);
+        /* A file that cannot be read. */
+        fake_mkdir(c->root, "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region1/badblocks");
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].badblocks_error, -EISDIR);
+        fake_rmdir(c->root, "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region1/badblocks");
+        /* Bad blocks listed, but no region start to place them. */
+        d = scan_bad(c, text);
+        fake_unlink(c->root, "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region1/resource");
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].badblocks_error, -ENOENT);
+        assert_string_equal(pmem_badblocks_describe(-EBADMSG),
+                            "the region's badblocks list is not as the kernel writes it");
+        assert_string_equal(pmem_badblocks_describe(-EISDIR), "Is a directory");
+}
+
+/* Devices on no nd region have no list: nothing known, nothing unknown. */
+static void test_scan_badblocks_not_nd(void **state) {
+        struct ctx *c = *state;
+        struct fake_dax hm = devdax1;
+        char buf[16];
+
+        hm.no_nd = true;
+        add_dax(c, &hm);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].badblocks_error, 0);
+        assert_int_equal(c->devs.devices[0].bad_sectors, 0);
+        pmem_bad_sectors_format(&c->devs.devices[0], buf, sizeof(buf));
+        assert_string_equal(buf, "-");
 }
 
 /* ---- report and convert --------------------------------------------------- */
@@ -947,6 +1218,41 @@ static void test_report_device(void **state) {
         assert_null(strstr(l3, "converted to system-ram in"));
         assert_non_null(strchr(l3, '\n'));
         assert_string_equal(strchr(l3, '\n'), "\n");
+}
+
+static void test_report_bad_media(void **state) {
+        struct ctx *c = *state;
+        struct pmem_device *dev = scan_one(c, &devdax1);
+        _cleanup_free_ char *buf = NULL;
+        struct reporter r;
+        size_t size = 0;
+        char *l2;
+
+        dev->bad_sectors = 16;
+        dev->first_bad = 9 * GiB;
+        reporter_init(&r, LOG_TARGET_CONSOLE);
+        r.out = open_memstream(&buf, &size);
+        assert_non_null(r.out);
+        assert_int_equal(pmem_report_bad_media(&r, dev, BAD_MEDIA_REFUSED, 0, "refused: why"), 0);
+        dev->mode = PMEM_MODE_SYSTEM_RAM;
+        dev->badblocks_error = -E2BIG;
+        assert_int_equal(pmem_report_bad_media(&r, dev, BAD_MEDIA_REFUSED, 8, "bad media: why"), 0);
+        assert_int_equal(pmem_report_bad_media(&r, dev, BAD_MEDIA_ALLOWED, 8, "x"), -EINVAL);
+        assert_int_equal(fclose(r.out), 0);
+
+        l2 = strchr(buf, '\n');
+        assert_non_null(l2);
+        *l2++ = '\0';
+        assert_non_null(strstr(buf, "MESSAGE_ID=" MESSAGE_ID_BAD_MEDIA));
+        assert_non_null(strstr(buf, " PRIORITY=4"));
+        assert_non_null(strstr(buf, " MEMONLINE_DEVICE=dax1.0 MEMONLINE_NAMESPACE=namespace1.0"));
+        assert_non_null(strstr(buf, " MEMONLINE_REGION=1 MEMONLINE_NODE=2 MEMONLINE_MODE=devdax MEMONLINE_MEDIA=refused "
+                                    "MEMONLINE_BADBLOCKS=16 MEMONLINE_BAD_ADDRESS=0x240000000 MEMONLINE_BLOCKS=0 "));
+        assert_null(strstr(buf, "MEMONLINE_ERRNO"));
+        assert_non_null(strstr(buf, "dax1.0 (namespace1.0): not converted to system-ram: refused: why"));
+        assert_non_null(strstr(l2, " MEMONLINE_MODE=system-ram "));
+        assert_non_null(strstr(l2, " MEMONLINE_BLOCKS=8 MEMONLINE_ERRNO=7 "));
+        assert_non_null(strstr(l2, "dax1.0 (namespace1.0): 8 blocks left offline: bad media: why"));
 }
 
 static void test_convert_errors(void **state) {
@@ -1011,6 +1317,11 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_mappings, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_no_dax_bus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_removed_device, setup, teardown),
+                cmocka_unit_test(test_badblocks_parse),
+                cmocka_unit_test(test_badblocks_incomplete),
+                cmocka_unit_test(test_badblocks_in_ranges),
+                cmocka_unit_test_setup_teardown(test_scan_badblocks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_scan_badblocks_not_nd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_blocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_partial_and_split, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_many, setup, teardown),
@@ -1024,8 +1335,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_decide_pmem_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_decide_excluded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_decide_daxctl, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_decide_bad_media, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_print_decisions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_report_device, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_report_bad_media, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_convert_errors, setup, teardown),
                 cmocka_unit_test(test_strings),
         };

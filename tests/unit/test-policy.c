@@ -227,7 +227,28 @@ static void test_shipped_examples(void **state) {
         assert_string_equal(p->devices[1].cxl_memdev, "mem0");
         assert_int_equal(p->devices[0].memmap_on_memory, MEMMAP_ON);
         assert_int_equal(p->devices[1].memmap_on_memory, MEMMAP_UNSET);
+        assert_int_equal(p->devices[0].allow_badblocks, 0);
+        assert_int_equal(p->devices[1].allow_badblocks, -1);
         assert_int_equal(p->n_exclusions, 4);
+}
+
+/* allow_badblocks: a [device] key, yes or no, unset (-1) unless given; a rule may set only it. */
+static void test_allow_badblocks_key(void **state) {
+        _cleanup_policy_ struct policy *p = NULL;
+
+        p = load_ok(state, "[device a]\nmatch_device = dax0.0\nallow_badblocks = yes\n"
+                           "[device b]\nmatch_region = 1\nallow_badblocks = off\n"
+                           "[device c]\nzone = skip\n");
+        assert_int_equal(p->n_devices, 3);
+        assert_int_equal(p->devices[0].allow_badblocks, 1);
+        assert_int_equal(p->devices[1].allow_badblocks, 0);
+        assert_int_equal(p->devices[2].allow_badblocks, -1);
+
+        expect_error(state, "[device x]\nmatch_device = dax0.0\nallow_badblocks = maybe\n", 3,
+                     "allow_badblocks: expected yes or no, got \"maybe\"");
+        expect_error(state, "[pmem]\nallow_badblocks = yes\n", 2, "unknown key \"allow_badblocks\" in [pmem]");
+        expect_error(state, "[device x]\nmatch_device = dax0.0\nallow_badblock = yes\n", 3,
+                     "unknown key \"allow_badblock\" in [device x]");
 }
 
 /* memmap_on_memory: yes, no (any boolean spelling) or keep, in [pmem] and [device]; a rule may set only it. */
@@ -621,7 +642,7 @@ static void test_rule_sections(void **state) {
         expect_error(state, "[device a]\nconvert = yes\n[device a]\nconvert = no\n", 3,
                      "duplicate section [device a], first at line 1");
         expect_error(state, "[node 3]\n[daemon]\n", 1, "[node 3] sets neither zone nor workers");
-        expect_error(state, "[daemon]\n[device x]\nmatch_device = dax0.0\n", 2, "sets none of zone, convert and memmap_on_memory");
+        expect_error(state, "[daemon]\n[device x]\nmatch_device = dax0.0\n", 2, "sets none of zone, convert, memmap_on_memory and allow_badblocks");
 }
 
 static void test_exclusions_accumulate(void **state) {
@@ -1142,6 +1163,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_shipped_examples, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_full_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_memmap_keys, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_allow_badblocks_key, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_device_cxl_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_over_auto_online, setup, teardown),

@@ -116,6 +116,72 @@ static void test_undecided(void **state) {
         assert_int_equal(decide(plain, id).origin, RULE_DEFAULT);
 }
 
+/*
+ * Bad media of its dax device keeps a block offline right after [exclude],
+ * before every zone rule, unless the first [device] rule that says so
+ * allows it; media that cannot be known leaves it undecided.
+ */
+static void test_bad_media(void **state) {
+        _cleanup_policy_ struct policy *p = load("[zones]\ndefault = online_movable\n"
+                                                 "[device fast]\nmatch_device = dax0.0\nzone = online_kernel\n"
+                                                 "[exclude]\nblock = 41\n");
+        _cleanup_policy_ struct policy *allow = load("[device no]\nmatch_device = dax1.0\nallow_badblocks = no\n"
+                                                     "[device any]\nallow_badblocks = yes\nzone = online\n");
+        struct memory_identity id = block(40, 2);
+        const struct device_rule *rule;
+        struct rule_decision d;
+        char buf[256];
+
+        (void) state;
+        id.dax_device = "dax0.0";
+        id.region = 0;
+        assert_int_equal(decide(p, id).origin, RULE_DEVICE);
+        assert_int_equal(rules_bad_media(p, &id, &rule), BAD_MEDIA_NONE);
+
+        id.bad_sectors = 8;
+        d = decide(p, id);
+        assert_int_equal(d.origin, RULE_BAD_MEDIA);
+        assert_int_equal(d.zone, ZONE_SKIP);
+        assert_true(d.bad_media);
+        assert_false(rule_is_explicit(d.origin));
+        assert_string_equal(rules_reason(&d, buf, sizeof(buf)),
+                            "bad media: 8 bad 512-byte sectors in dax0.0, and no [device] rule allows them "
+                            "(allow_badblocks)");
+        assert_string_equal(rule_origin_to_string(d.origin), "bad-media");
+        /* [exclude] still comes first: nothing to say about memory never touched. */
+        id.block_id = 41;
+        assert_int_equal(decide(p, id).origin, RULE_EXCLUDE);
+        id.block_id = 40;
+
+        id.bad_sectors = 0;
+        id.badblocks_unknown = true;
+        d = decide(p, id);
+        assert_int_equal(d.origin, RULE_UNDECIDED);
+        assert_true(d.bad_media);
+        assert_non_null(strstr(d.undecided, "bad blocks could not be read"));
+
+        /* Allowed: the zone rules go on as if nothing were known. */
+        d = decide(allow, id);
+        assert_int_equal(d.origin, RULE_DEVICE);
+        assert_int_equal(d.zone, ZONE_ONLINE);
+        assert_false(d.bad_media);
+        assert_int_equal(rules_bad_media(allow, &id, &rule), BAD_MEDIA_ALLOWED);
+        assert_string_equal(rule->name, "any");
+        id.dax_device = "dax1.0";
+        id.bad_sectors = 8;
+        id.badblocks_unknown = false;
+        d = decide(allow, id);
+        assert_int_equal(d.origin, RULE_BAD_MEDIA);
+        assert_string_equal(rules_reason(&d, buf, sizeof(buf)),
+                            "bad media: 8 bad 512-byte sectors in dax1.0; device rule no says allow_badblocks = no");
+
+        /* Memory of no dax device has no list to look at. */
+        id.dax_device = NULL;
+        assert_int_equal(rules_bad_media(p, &id, &rule), BAD_MEDIA_NONE);
+        assert_null(rule);
+        assert_string_equal(bad_media_to_string(BAD_MEDIA_REFUSED), "refused");
+}
+
 /* A device is excluded by a range only when the range holds all of it; a block by one byte. */
 static void test_whole_device(void **state) {
         _cleanup_policy_ struct policy *p = load("[exclude]\nrange = 0x100000000+1G\n");
@@ -134,6 +200,7 @@ int main(void) {
                 cmocka_unit_test(test_precedence),
                 cmocka_unit_test(test_undecided),
                 cmocka_unit_test(test_whole_device),
+                cmocka_unit_test(test_bad_media),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -538,6 +538,140 @@ static void test_devdax_on_rescan(void **state) {
                                         "libdaxctl acts on only the real /sys"));
 }
 
+/* Count the lines of s that hold needle. */
+static size_t count_lines(const char *s, const char *needle) {
+        size_t n = 0;
+
+        for (const char *p = s; p && (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+/* dax0.0 on region0 at blocks 300-303, 16 bad sectors in its third block (the region starts 2 MiB below it). */
+#define BAD_REGION_START (300 * BS - (2ULL << 20))
+static struct fake_dax bad_dax(const char *driver) {
+        static char text[64];
+
+        snprintf(text, sizeof(text), "0 8\n%llu 16\n", (302 * BS - BAD_REGION_START) / 512);
+        return (struct fake_dax) { .region = 0, .id = 0, .driver = driver, .start = 300 * BS, .size = 4 * BS,
+                                   .target_node = 2, .region_start = BAD_REGION_START, .badblocks = text };
+}
+
+/*
+ * A devdax device with bad blocks in its memory is not converted: a bad-media
+ * record, once, and no retry (it is a verdict, not a failure). Before, the
+ * conversion was tried (on a fake tree libdaxctl refuses it, counted as failed).
+ */
+static void test_bad_media_not_converted(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[pmem]\nconvert_devdax = yes\n");
+        struct fake_dax d = bad_dax("device_dax");
+        struct job j = rescan_job(p), again = rescan_job(p);
+
+        free(fake_add_dax_device(f->root, &d));
+        j.scan_dax = again.scan_dax = true;
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        assert_int_equal(j.dax_failed, 0);
+        assert_int_equal(j.undecided, 0);
+        assert_int_equal(runner_process(&f->runner, &again), 0);
+        fflush(f->out_f);
+        fflush(f->err_f);
+        assert_null(strstr(f->err, "conversion to system-ram failed"));
+        assert_int_equal(count_lines(f->out, "MESSAGE_ID=" MESSAGE_ID_BAD_MEDIA), 1);
+        assert_non_null(strstr(f->out, " MEMONLINE_DEVICE=dax0.0 "));
+        assert_non_null(strstr(f->out, " MEMONLINE_MODE=devdax MEMONLINE_MEDIA=refused MEMONLINE_BADBLOCKS=16 "
+                                       "MEMONLINE_BAD_ADDRESS=0x970000000 MEMONLINE_BLOCKS=0 "));
+        assert_non_null(strstr(f->out, "not converted to system-ram: refused: 16 bad 512-byte sectors"));
+}
+
+/*
+ * An admin converted a device with bad blocks (daxctl reconfigure-device
+ * --no-online): its blocks stay offline with one record, and no retry,
+ * until a [device] rule allows them. Before, they were onlined.
+ */
+static void test_bad_media_blocks_left_offline(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n");
+        struct fake_dax d = bad_dax("kmem");
+        struct job j = rescan_job(p), again = rescan_job(p);
+
+        free(fake_add_dax_device(f->root, &d));
+        fake_add_blocks(f->root, 300, 4, 2, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 310, 2, 2, "offline", "Movable Normal");  /* no device's: onlined */
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "offline");
+        assert_state(f, 310, "online_movable");
+        assert_int_equal(j.onlined, 2);
+        assert_int_equal(j.undecided, 0);
+        assert_int_equal(j.failed, 0);
+        assert_int_equal(runner_process(&f->runner, &again), 0);
+        assert_int_equal(again.onlined, 0);
+        fflush(f->out_f);
+        assert_int_equal(count_lines(f->out, "MESSAGE_ID=" MESSAGE_ID_BAD_MEDIA), 1);
+        assert_non_null(strstr(f->out, " MEMONLINE_MODE=system-ram MEMONLINE_MEDIA=refused MEMONLINE_BADBLOCKS=16 "));
+        assert_non_null(strstr(f->out, " MEMONLINE_BLOCKS=4 "));
+        assert_non_null(strstr(f->out, "dax0.0 (namespace0.0): 4 blocks left offline: bad media: 16 bad 512-byte "
+                                       "sectors in dax0.0"));
+
+        /* The admin's word: they come online. */
+        _cleanup_policy_ struct policy *allow = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n"
+                                                               "[device poisoned]\nmatch_device = dax0.0\n"
+                                                               "allow_badblocks = yes\n");
+        struct job third = rescan_job(allow);
+
+        assert_int_equal(runner_process(&f->runner, &third), 0);
+        assert_int_equal(third.onlined, 4);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "online_movable");
+}
+
+/*
+ * A badblocks list that cannot be read: unknown is not "none". The blocks
+ * stay offline, undecided (failure records with EAGAIN, a retry), and so
+ * does a devdax device; once the list reads empty, they come online.
+ */
+static void test_bad_media_unknown(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[pmem]\nconvert_devdax = yes\n");
+        struct fake_dax d = bad_dax("kmem"), dd = bad_dax("device_dax");
+        static const char bb[] = "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region0/badblocks";
+        struct job j = rescan_job(p), later = rescan_job(p);
+
+        dd.region = 1;
+        dd.start = 400 * BS;
+        dd.no_badblocks = true;
+        free(fake_add_dax_device(f->root, &d));
+        free(fake_add_dax_device(f->root, &dd));
+        fake_unlink(f->root, bb);
+        fake_mkdir(f->root, bb);                /* reads as EISDIR */
+        fake_add_blocks(f->root, 300, 4, 2, "offline", "Movable Normal");
+        j.scan_dax = true;
+        assert_int_equal(runner_process(&f->runner, &j), 0);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "offline");
+        assert_int_equal(j.undecided, 4 + 1);   /* the blocks, and dax1.0 not converted */
+        assert_int_equal(j.onlined, 0);
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_BLOCK=memory300"));
+        assert_non_null(strstr(f->out, "MEMONLINE_ERRNO_NAME=EAGAIN"));
+        assert_non_null(strstr(f->out, "its dax device's bad blocks could not be read"));
+        assert_non_null(strstr(f->out, " MEMONLINE_MODE=system-ram MEMONLINE_MEDIA=unknown MEMONLINE_BADBLOCKS=0 "
+                                       "MEMONLINE_BLOCKS=4 MEMONLINE_ERRNO=21 "));
+        assert_non_null(strstr(f->out, "dax0.0 (namespace0.0): 4 blocks left offline: undecided: the bad blocks of "
+                                       "region0 cannot be known (Is a directory)"));
+        assert_non_null(strstr(f->out, "dax1.0 (namespace1.0): not converted to system-ram: undecided: the bad blocks "
+                                       "of region1 cannot be known (the region has no badblocks file)"));
+
+        fake_rmdir(f->root, bb);
+        fake_write(f->root, bb, "%s", "");
+        assert_int_equal(runner_process(&f->runner, &later), 0);
+        assert_int_equal(later.onlined, 4);
+        assert_int_equal(later.undecided, 0);
+}
+
 /* Two CXL RAM regions of one window on node 2, as cxl create-region leaves them on 6.12 (blocks 1170-1177). */
 static void two_cxl_regions(struct fixture *f) {
         static const int mem01[] = { 0, 1 }, mem1[] = { 1 };
@@ -742,6 +876,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unresolved_node_patience, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dax_unreadable_fail_safe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_devdax_on_rescan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_media_not_converted, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_media_blocks_left_offline, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_media_unknown, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_region_rule, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_dry_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),

@@ -428,6 +428,65 @@ static void test_devices(void **state) {
 }
 
 /*
+ * dax devices with bad media: their row says whether memonlined keeps them
+ * out (refused, or undecided while the list cannot be read) and how many
+ * bad sectors their memory has; an allowed one is just offline.
+ */
+static void test_bad_media(void **state) {
+        static const char *const bb2 = "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region2/badblocks";
+        char *root = fake_tree_new();
+        struct fake_dax kmem = { .region = 0, .id = 0, .driver = "kmem", .start = 48 * BLOCK, .size = 4 * BLOCK,
+                                 .target_node = 2, .badblocks = "0 8\n1024 8\n" };
+        struct fake_dax devdax = { .region = 1, .id = 0, .driver = "device_dax", .start = 0x1000000000ULL,
+                                   .size = 2048 * MIB, .target_node = 2, .badblocks = "4096 16\n" };
+        struct fake_dax unknown = { .region = 2, .id = 0, .driver = "kmem", .start = 56 * BLOCK, .size = 4 * BLOCK,
+                                    .target_node = 2 };
+        struct fake_dax allowed = { .region = 4, .id = 0, .driver = "kmem", .start = 64 * BLOCK, .size = 4 * BLOCK,
+                                    .target_node = 2, .badblocks = "8 8\n" };
+        _cleanup_free_ char *out = NULL, *conf = NULL;
+        char *row;
+
+        (void) state;
+        fake_standard_machine(root);
+        free(fake_add_dax_device(root, &kmem));
+        free(fake_add_dax_device(root, &devdax));
+        free(fake_add_dax_device(root, &unknown));
+        free(fake_add_dax_device(root, &allowed));
+        fake_unlink(root, bb2);
+        fake_mkdir(root, bb2);
+        fake_add_blocks(root, 48, 4, 2, "offline", "Movable Normal");
+        fake_add_blocks(root, 56, 4, 2, "offline", "Movable Normal");
+        fake_add_blocks(root, 64, 4, 2, "offline", "Movable Normal");
+        fake_write(root, "bad.conf", "[pmem]\nconvert_devdax = yes\n[device ok]\nmatch_region = 4\n"
+                                     "allow_badblocks = yes\n");
+        assert_true(asprintf(&conf, "%s/bad.conf", root) > 0);
+
+        assert_int_equal(run_status(root, &out, "--no-daemon", "--config", conf, "--rules-dir", root, "-J", NULL), 0);
+        assert_jq(out, ".dax[] | [.device, .mode, .state, .badblocks] | @csv",
+                  "\"dax0.0\",\"system-ram\",\"refused\",\"16\"\n"
+                  "\"dax1.0\",\"devdax\",\"refused\",\"16\"\n"
+                  "\"dax2.0\",\"system-ram\",\"undecided\",\"?\"\n"
+                  "\"dax4.0\",\"system-ram\",\"offline\",\"8\"");
+        free(out);
+        out = NULL;
+
+        assert_int_equal(run_status(root, &out, "--no-daemon", "--config", conf, "--rules-dir", root, "--no-color",
+                                    "--tables", "dax", "-o", "dax:DEVICE,STATE,BADBLOCKS", NULL), 0);
+        row = line_with(out, "dax0.0");
+        assert_non_null(row);
+        assert_non_null(strstr(row, "refused"));
+        assert_non_null(strstr(row, " 16"));
+        free(row);
+        free(out);
+        out = NULL;
+
+        /* Without convert_devdax the devdax device is not memonlined's to refuse. */
+        assert_int_equal(STATUS(root, &out, "-J"), 0);
+        assert_jq(out, ".dax[] | select(.device == \"dax1.0\") | .state", "enabled");
+        fake_tree_free(root);
+}
+
+/*
  * Two CXL regions in one window on CPU-less node 3, as in the 6.12 guest:
  * region0 on mem0, its blocks online; region1 interleaved over mem1 and
  * mem2, half of its blocks offline.
@@ -683,9 +742,9 @@ static void test_options(void **state) {
         free(out);
         /* +LIST adds to the defaults */
         assert_int_equal(STATUS(root, &out, "-r", "-o", "dax:+BLOCKS", "--tables", "dax"), 0);
-        assert_true(startswith(out, "DEVICE MODE STATE SIZE NODE ONLINE BLOCKS NAMESPACE REGION CXL-REGION MEMDEVS "
-                                    "BLOCKS\n"
-                                    "dax0.0 system-ram online 512M 2 4 4 namespace0.0 region0 - - 4\n"));
+        assert_true(startswith(out, "DEVICE MODE STATE SIZE NODE ONLINE BLOCKS NAMESPACE REGION BADBLOCKS CXL-REGION "
+                                    "MEMDEVS BLOCKS\n"
+                                    "dax0.0 system-ram online 512M 2 4 4 namespace0.0 region0 0 - - 4\n"));
         free(out);
 
         /* -r: the tables only, an empty line between them, no titles */
@@ -986,6 +1045,7 @@ int main(void) {
                 cmocka_unit_test(test_interleaved_cpus),
                 cmocka_unit_test(test_wrap_lists),
                 cmocka_unit_test(test_devices),
+                cmocka_unit_test(test_bad_media),
                 cmocka_unit_test(test_cxl),
                 cmocka_unit_test(test_cxl_regions),
                 cmocka_unit_test(test_batch_parse),

@@ -91,6 +91,20 @@ match_namespace = %s
 convert = no
 """
 
+# Appended with the namespace whose bad blocks the admin accepts.
+ALLOW_BAD_RULE = """
+[device poisoned]
+match_namespace = %s
+allow_badblocks = yes
+"""
+# An uncorrected memory error as a patrol scrub reports it (Intel SDM vol. 3,
+# 16.6.3): MCi_STATUS VAL|UC|EN|MISCV|ADDRV|S, MCACOD 0xc0 (memory scrubbing),
+# so the kernel rates it action optional (no panic, nothing killed);
+# MCG_STATUS MCIP|RIPV; MCi_MISC: a physical address, valid from bit 12.
+# On CPU 0 alone: QEMU's TCG CPU (family 6, model 6) has no MCA broadcast,
+# and for such a model the kernel does not wait for the other CPUs either.
+MCE_SRAO = "mce 0 1 0xbd000000000000c0 0x5 %#x 0x8c"
+
 # memmap_on_memory for converted devices: on the default command line
 # (pmem boot) the kernel's switch is off (6.12) or there is no per-device
 # attribute (6.1), so memonlined converts without it; the memmap boot (6.12)
@@ -922,6 +936,106 @@ echo "$@"
         check("keep" in line[0], "--dry-run reason does not name the [device keep] rule: %s" % line[0])
         self.assert_none_offline()
 
+    # ---------------------------------------------------------- bad media
+    def region_badblocks(self, region):
+        return self.sh("cat /sys/bus/nd/devices/%s/badblocks" % region).out.split("\n")
+
+    def poison(self, region):
+        """An uncorrected memory error in the middle of REGION, through QEMU's
+        MCE injection: QEMU's NFIT has no ARS, so ndctl inject-error cannot
+        make one, but the guest's nfit driver takes an MCE's address into
+        its region's badblocks (nfit_handle_mce()). Returns the page's
+        address and the list's line for it."""
+        start = int(self.sh("cat /sys/bus/nd/devices/%s/resource" % region).out.strip(), 16)
+        size = int(self.sh("cat /sys/bus/nd/devices/%s/size" % region).out.strip())
+        addr = start + size // 2 // 4096 * 4096
+        check(self.region_badblocks(region) == [""], "%s lists bad blocks before the test made any: %r"
+              % (region, self.region_badblocks(region)))
+        out = self.vm.hmp(MCE_SRAO % addr)
+        check(not out or not out.strip(), "QEMU refused the MCE: %s" % (out or "").strip())
+        want = "%d 8" % ((addr - start) // 512)
+        deadline = time.monotonic() + 60
+        while self.region_badblocks(region)[0] != want:
+            check(time.monotonic() < deadline, "%s does not list the injected error %s: %r"
+                  % (region, want, self.region_badblocks(region)))
+            time.sleep(1)
+        self.log("%s: bad blocks %s (address %#x)" % (region, want, addr))
+        return addr, want
+
+    def bad_media_record(self, dev, cursor, mode, timeout=60):
+        deadline = time.monotonic() + timeout
+        while True:
+            recs = [r for r in self.records("bad-media", cursor)
+                    if field(r, "MEMONLINE_DEVICE") == dev and field(r, "MEMONLINE_MODE") == mode]
+            if recs:
+                return recs
+            check(time.monotonic() < deadline, "no bad-media record for %s (%s) within %ds" % (dev, mode, timeout))
+            time.sleep(1)
+
+    def status_dax(self, dev):
+        st = json.loads(self.sh("memonlined status --json --tables dax", check=False).out)
+        return next((d for d in st.get("dax", []) if d.get("device") == dev), None)
+
+    def s_pmem_bad_media(self):
+        """A namespace made on media with a known bad block: memonlined does
+        not convert it, nor online its blocks when an admin converts it with
+        --no-online, and says so (record, status); a [device] rule with
+        allow_badblocks = yes lets them come online."""
+        regs = self.add_nvdimms([1 * GiB])
+        addr, line = self.poison(regs[0])
+        cursor = self.cursor()
+        self.mark()
+        (ns, dev, region), = self.create_devdax(regs)
+        recs = self.bad_media_record(dev, cursor, "devdax")
+        check(len(recs) == 1, "%d bad-media records for %s" % (len(recs), dev))
+        want = {"MEMONLINE_NAMESPACE": ns, "MEMONLINE_REGION": str(region), "MEMONLINE_MEDIA": "refused",
+                "MEMONLINE_BADBLOCKS": "8", "MEMONLINE_BAD_ADDRESS": "%#x" % addr, "MEMONLINE_BLOCKS": "0"}
+        for k, v in want.items():
+            check(field(recs[0], k) == v, "bad-media record %s=%s, expected %s: %s"
+                  % (k, field(recs[0], k), v, rec_brief(recs[0])))
+        self.log(field(recs[0], "MESSAGE"))
+        time.sleep(3)
+        d = self.daxctl_dev(dev)
+        check(d and d.get("mode") == "devdax", "%s with a bad block was converted: %s" % (dev, json.dumps(d)))
+        new = self.sh(GUEST_LIB + "/wait-blocks --list").out.split()
+        check(not new, "memory blocks appeared for %s: %s" % (dev, " ".join(new[:20])))
+        s = self.status_dax(dev)
+        check(s and s.get("state") == "refused" and s.get("badblocks") == "8",
+              "memonlined status does not show %s refused with 8 bad sectors: %s" % (dev, s))
+        dry = [x for x in self.sh("memonlined --dry-run", check=False).out.splitlines()
+               if x.startswith("device=%s " % dev)]
+        check(dry and "action=skip" in dry[0] and dry[0].endswith(" badblocks=8"),
+              "--dry-run does not refuse %s: %r" % (dev, dry))
+
+        # The admin converts it, leaving the onlining to memonlined: it does not.
+        cursor = self.cursor()
+        self.sh("daxctl reconfigure-device --mode=system-ram --no-online %s" % dev, timeout=240)
+        d = self.daxctl_dev(dev)
+        n = int(d["total_memblocks"])
+        new = self.wait_new_blocks(n)
+        recs = self.bad_media_record(dev, cursor, "system-ram")
+        check(field(recs[0], "MEMONLINE_BLOCKS") == str(n) and field(recs[0], "MEMONLINE_MEDIA") == "refused",
+              "bad-media record for %s's %d blocks: %s" % (dev, n, rec_brief(recs[0])))
+        time.sleep(5)
+        st = self.state()
+        online = [b["block"] for b in st["blocks"] if b["block"] in new and b["state"] == "online"]
+        check(not online, "blocks of %s came online: %s" % (dev, " ".join(online)))
+        check(not self.records("failure", cursor), "failure records for a refusal")
+        s = self.status_dax(dev)
+        check(s and s.get("state") == "refused", "memonlined status does not show %s refused: %s" % (dev, s))
+
+        # The admin accepts the bad block: a reload brings them online.
+        conf = self.pmem_conf
+        cursor = self.cursor()
+        self.reload_conf(conf + ALLOW_BAD_RULE % ns)
+        self.wait_new_online()
+        st = self.state()
+        self.assert_blocks(st, new, 2, "Movable")
+        self.assert_journal(st, cursor, {2: n}, "Movable")
+        self.reload_conf(conf)
+        self.assert_none_offline()
+        check(self.nrestarts() == self.nrestarts0, "memonlined was restarted")
+
     # ----------------------------------------------------- memmap_on_memory
     def node_meminfo(self):
         """{node: {"MemTotal": kB, "MemFree": kB}} from nodeN/meminfo."""
@@ -1262,6 +1376,7 @@ awk -v want=" $(echo $inodes) " 'NR > 1 && $2 == 15 && index(want, " " $NF " ") 
         ("pmem-two-at-once", "s_pmem_two_at_once"),
         ("pmem-destroy-unconverted", "s_pmem_destroy_unconverted"),
         ("pmem-memmap-unavailable", "s_pmem_memmap_unavailable"),
+        ("pmem-bad-media", "s_pmem_bad_media"),
     ]
     # Booted with memory_hotplug.memmap_on_memory=1 (6.12 only: 6.1 has no
     # per-device attribute, pmem-memmap-unavailable covers it).

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <dirent.h>
 #include <limits.h>
 #include "pmem-cxl.h"
 #include "sysfs.h"
+#include "topology.h"
 #include "util.h"
 
 /*
@@ -244,52 +244,115 @@ static int read_region(const char *root, const char *name, struct cxl_region *re
         return 0;
 }
 
-static int cmp_region(const void *a, const void *b) {
-        const struct cxl_region *x = a, *y = b;
-        unsigned i = 0, j = 0;
+static int read_region_item(const char *root, const char *name, void *ret, void *userdata) {
+        return read_region(root, name, ret);
+}
 
-        (void) pmem_name_index(x->name, "region", &i);
-        (void) pmem_name_index(y->name, "region", &j);
-        return i < j ? -1 : i > j;
+static void region_item_done(void *item) {
+        cxl_region_done(item);
 }
 
 int cxl_regions_scan(const char *sysfs_root, struct cxl_regions *ret) {
-        _cleanup_(cxl_regions_clear) struct cxl_regions set = {};
-        _cleanup_closedir_ DIR *d = NULL;
-        size_t allocated = 0;
-        struct dirent *de;
+        static const struct pmem_bus_scan scan = {
+                .dir = "bus/cxl/devices", .prefix = "region", .item_size = sizeof(struct cxl_region),
+                .read = read_region_item, .done = region_item_done,
+        };
+        struct cxl_regions set = {};
+        void *items;
         int r;
 
-        r = sysfs_opendir_optional(sysfs_root, "bus/cxl/devices", NULL, &d);
+        r = pmem_scan_bus(sysfs_root, &scan, &items, &set.n, &set.n_unreadable, &set.unreadable_error);
         if (r < 0)
                 return r;
-        while (d && (errno = 0, de = readdir(d))) {
-                struct cxl_region reg;
-
-                if (pmem_name_index(de->d_name, "region", NULL) < 0)
-                        continue;
-                r = read_region(sysfs_root, de->d_name, &reg);
-                if (r == -ENOMEM)
-                        return r;
-                if (r == -ENOENT)
-                        continue;       /* destroyed between readdir and reading it */
-                if (r < 0) {
-                        if (set.n_unreadable++ == 0)
-                                set.unreadable_error = r;
-                        continue;
-                }
-                if (GROW(set.regions, allocated, set.n + 1) < 0) {
-                        cxl_region_done(&reg);
-                        return -ENOMEM;
-                }
-                set.regions[set.n++] = reg;
-        }
-        if (d && errno != 0)
-                return -errno;
-        if (set.n > 1)
-                qsort(set.regions, set.n, sizeof(*set.regions), cmp_region);
+        set.regions = items;
         cxl_regions_clear(ret);
         *ret = set;
-        set = (struct cxl_regions) {};
+        return 0;
+}
+
+/* ---- every CXL memdev (memonlined status) ---- */
+
+static void cxl_memdev_done(struct cxl_memdev *m) {
+        free(m->name);
+        free(m->host);
+        *m = (struct cxl_memdev) {};
+}
+
+void cxl_memdevs_clear(struct cxl_memdevs *set) {
+        for (size_t i = 0; i < set->n; i++)
+                cxl_memdev_done(&set->memdevs[i]);
+        free(set->memdevs);
+        *set = (struct cxl_memdevs) {};
+}
+
+/* A partition's size ("0x20000000"); 0 when there is no such partition, as libcxl has it. */
+static uint64_t partition_size(const char *root, const char *rel_mem, const char *partition) {
+        _cleanup_free_ char *dir = NULL;
+        uint64_t size;
+
+        if (asprintf(&dir, "%s/%s", rel_mem, partition) < 0)
+                return 0;
+        return pmem_read_attr_u64(root, dir, "size", 16, &size) < 0 ? 0 : size;
+}
+
+/* bus/cxl/devices/memN: its directory must carry the link's own name, below the device it sits on. */
+static int read_memdev(const char *root, const char *name, struct cxl_memdev *ret) {
+        _cleanup_(cxl_memdev_done) struct cxl_memdev m = { .numa_node = NODE_NONE };
+        _cleanup_free_ char *rel = NULL, *host_dir = NULL, *abs = NULL, *driver = NULL;
+        const char *base, *host;
+        int r;
+
+        r = cxl_bus_device(root, name, &rel);
+        if (r < 0)
+                return r;
+        r = split_last(rel, &host_dir, &base);
+        if (r < 0)
+                return r;
+        if (!streq(base, name))
+                return -EINVAL;
+        host = strrchr(host_dir, '/');
+        m.host = strdup(host ? host + 1 : host_dir);
+        m.name = strdup(name);
+        if (!m.host || !m.name)
+                return -ENOMEM;
+        m.ram_size = partition_size(root, rel, "ram");
+        m.pmem_size = partition_size(root, rel, "pmem");
+        if (pmem_read_attr_u64(root, rel, "serial", 16, &m.serial) < 0)
+                m.serial = UINT64_MAX;
+        m.numa_node = pmem_read_attr_node(root, rel, "numa_node");
+        r = sysfs_path(&abs, root, "%s", rel);
+        if (r >= 0)
+                r = pmem_read_driver(abs, &driver);
+        if (r < 0)
+                return r;
+        m.enabled = driver != NULL;
+        *ret = m;
+        m = (struct cxl_memdev) {};
+        return 0;
+}
+
+static int read_memdev_item(const char *root, const char *name, void *ret, void *userdata) {
+        return read_memdev(root, name, ret);
+}
+
+static void memdev_item_done(void *item) {
+        cxl_memdev_done(item);
+}
+
+int cxl_memdevs_scan(const char *sysfs_root, struct cxl_memdevs *ret) {
+        static const struct pmem_bus_scan scan = {
+                .dir = "bus/cxl/devices", .prefix = "mem", .item_size = sizeof(struct cxl_memdev),
+                .read = read_memdev_item, .done = memdev_item_done,
+        };
+        struct cxl_memdevs set = {};
+        void *items;
+        int r;
+
+        r = pmem_scan_bus(sysfs_root, &scan, &items, &set.n, &set.n_unreadable, &set.unreadable_error);
+        if (r < 0)
+                return r;
+        set.memdevs = items;
+        cxl_memdevs_clear(ret);
+        *ret = set;
         return 0;
 }

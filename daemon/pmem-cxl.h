@@ -42,3 +42,31 @@ void cxl_regions_clear(struct cxl_regions *set);
  * when the bus directory cannot be listed.
  */
 int cxl_regions_scan(const char *sysfs_root, struct cxl_regions *ret);
+
+/* A CXL memory device (an expander), as `cxl list -M` shows it. */
+struct cxl_memdev {
+        char *name;                     /* "mem0" */
+        uint64_t ram_size, pmem_size;   /* its partitions; 0 when it has none */
+        int numa_node;                  /* the device's own node (its PCI function's), not where its memory
+                                           goes (that is its region's dax device's target_node); NODE_NONE if none */
+        uint64_t serial;                /* UINT64_MAX when unknown */
+        char *host;                     /* the device it sits on, "0000:0d:00.0" */
+        bool enabled;                   /* bound to its driver (cxl_mem) */
+};
+
+struct cxl_memdevs {
+        struct cxl_memdev *memdevs;     /* by memdev number */
+        size_t n;
+        size_t n_unreadable;            /* left out: a hostile or half-gone memdev */
+        int unreadable_error;           /* the first one's -errno */
+};
+
+void cxl_memdevs_clear(struct cxl_memdevs *set);
+
+/*
+ * Every memdev under bus/cxl/devices (memN). One whose link leaves the
+ * root or does not end in its own name is counted in n_unreadable, not
+ * listed. No CXL bus: an empty set. -ENOMEM, or -errno when the bus
+ * directory cannot be listed.
+ */
+int cxl_memdevs_scan(const char *sysfs_root, struct cxl_memdevs *ret);

@@ -48,17 +48,6 @@
  * get no namespace and region -1; pmem-cxl.c reads a CXL region's names.
  */
 
-/* A node attribute: "-1" or a missing file mean NODE_NONE. */
-static int read_attr_node(const char *root, const char *dir, const char *attr) {
-        _cleanup_free_ char *v = NULL;
-        int node;
-
-        /* Past NODE_ID_MAX is no node either: it must not size anything downstream. */
-        if (pmem_read_attr(root, dir, attr, &v) < 0 || parse_node_id(v, &node) < 0)
-                return NODE_NONE;
-        return node;
-}
-
 static int cmp_range(const void *a, const void *b) {
         const struct pmem_range *x = a, *y = b;
 
@@ -108,8 +97,7 @@ static int read_mappings(const char *root, const char *rel_dev, const char *abs_
         return 0;
 }
 
-/* Does the region's uevent say nd_pmem? Without a DEVTYPE line, nstype 5 (PMEM) decides. */
-static bool region_is_pmem(const char *root, const char *rel_region) {
+bool pmem_region_is_pmem(const char *root, const char *rel_region) {
         _cleanup_free_ char *uevent = NULL, *rel = NULL;
         uint64_t nstype;
 
@@ -172,7 +160,7 @@ static int read_nd_attribution(const char *root, const char *rel_dev, struct pme
                 return -ENOMEM;
 
         dev->region = (int) region_id;
-        dev->on_pmem_region = region_is_pmem(root, rel_region);
+        dev->on_pmem_region = pmem_region_is_pmem(root, rel_region);
         r = pmem_badblocks_read(root, rel_region, dev);
         if (r < 0)
                 return r;
@@ -247,8 +235,8 @@ int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_devic
         r = pmem_read_attr_u64(sysfs_root, rel_dev, "resource", 16, &dev.resource);
         if (r == -ENOENT && stat(abs_dev, &st) < 0)
                 return -ENOENT;
-        dev.target_node = read_attr_node(sysfs_root, rel_dev, "target_node");
-        dev.numa_node = read_attr_node(sysfs_root, rel_dev, "numa_node");
+        dev.target_node = pmem_read_attr_node(sysfs_root, rel_dev, "target_node");
+        dev.numa_node = pmem_read_attr_node(sysfs_root, rel_dev, "numa_node");
         r = pmem_memmap_read_attr(sysfs_root, rel_dev, &dev.memmap_on_memory);
         if (r == -ENOMEM)
                 return r;

@@ -10,6 +10,9 @@
  * trees), and which memory blocks belong to which device.
  */
 
+/* Does the nd region's uevent say nd_pmem? Without a DEVTYPE line, nstype 5 (PMEM) decides. */
+bool pmem_region_is_pmem(const char *sysfs_root, const char *rel_region);
+
 /*
  * Read one dax device ("dax0.0") from <root>/bus/dax/devices. -ENOENT if
  * it is not there or vanished while being read; -EINVAL for a bad name.

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <unistd.h>
+#include <dirent.h>
 #include "pmem.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -150,6 +151,16 @@ int pmem_read_attr(const char *root, const char *dir, const char *attr, char **r
         return 0;
 }
 
+int pmem_read_attr_node(const char *root, const char *dir, const char *attr) {
+        _cleanup_free_ char *v = NULL;
+        int node;
+
+        /* Past NODE_ID_MAX is no node either: it must not size anything downstream. */
+        if (pmem_read_attr(root, dir, attr, &v) < 0 || parse_node_id(v, &node) < 0)
+                return NODE_NONE;
+        return node;
+}
+
 int pmem_read_attr_u64(const char *root, const char *dir, const char *attr, int base, uint64_t *ret) {
         _cleanup_free_ char *v = NULL;
         int r;
@@ -182,5 +193,94 @@ int pmem_resolve_in_root(const char *sysfs_root, const char *rel, char **ret_rel
         if (!s)
                 return -ENOMEM;
         *ret_rel = s;
+        return 0;
+}
+
+struct bus_entry {
+        unsigned index;
+        char *name;
+};
+
+static int cmp_bus_entry(const void *a, const void *b) {
+        const struct bus_entry *x = a, *y = b;
+
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void bus_entries_free(struct bus_entry *e, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(e[i].name);
+        free(e);
+}
+
+/* The names <prefix>N in the directory, by N. */
+static int bus_entries(DIR *d, const char *prefix, struct bus_entry **ret, size_t *ret_n) {
+        struct bus_entry *e = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        unsigned index;
+
+        while (d && (errno = 0, de = readdir(d))) {
+                if (pmem_name_index(de->d_name, prefix, &index) < 0)
+                        continue;
+                if (GROW(e, allocated, n + 1) < 0 || !(e[n].name = strdup(de->d_name))) {
+                        bus_entries_free(e, n);
+                        return -ENOMEM;
+                }
+                e[n++].index = index;
+        }
+        if (d && errno != 0) {
+                int r = -errno;
+
+                bus_entries_free(e, n);
+                return r;
+        }
+        if (n > 1)
+                qsort(e, n, sizeof(*e), cmp_bus_entry);
+        *ret = e;
+        *ret_n = n;
+        return 0;
+}
+
+int pmem_scan_bus(const char *sysfs_root, const struct pmem_bus_scan *scan, void **ret_items, size_t *ret_n,
+                  size_t *n_unreadable, int *unreadable_error) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct bus_entry *e = NULL;
+        size_t n_entries = 0, n = 0;
+        char *items;
+        int r;
+
+        r = sysfs_opendir_optional(sysfs_root, scan->dir, NULL, &d);
+        if (r >= 0)
+                r = bus_entries(d, scan->prefix, &e, &n_entries);
+        if (r < 0)
+                return r;
+        items = calloc(n_entries ?: 1, scan->item_size);
+        if (!items) {
+                bus_entries_free(e, n_entries);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n_entries; i++) {
+                r = scan->read(sysfs_root, e[i].name, items + n * scan->item_size, scan->userdata);
+                if (r == -ENOMEM)
+                        break;
+                if (r == -ENOENT)
+                        continue;       /* gone between readdir and reading it */
+                if (r < 0) {
+                        if ((*n_unreadable)++ == 0)
+                                *unreadable_error = r;
+                        continue;
+                }
+                n++;
+        }
+        bus_entries_free(e, n_entries);
+        if (r == -ENOMEM) {
+                for (size_t i = 0; i < n; i++)
+                        scan->done(items + i * scan->item_size);
+                free(items);
+                return r;
+        }
+        *ret_items = items;
+        *ret_n = n;
         return 0;
 }

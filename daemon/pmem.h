@@ -11,7 +11,8 @@
  * around it live in their own files:
  *
  *   pmem-scan.c          reading bus/dax/devices; blocks to devices
- *   pmem-cxl.c           which CXL region, root decoder and memdevs a device is on
+ *   pmem-cxl.c           which CXL region, root decoder and memdevs a device is on; every region, memdev
+ *   pmem-nd.c            every nvdimm region and namespace, from the region down (status)
  *   pmem-daxctl-conf.c   daxctl's own configuration (daxctl.conf.d)
  *   pmem-decide.c        whether memonlined converts a device, and --dry-run
  *   pmem-memmap.c        memmap_on_memory: where the kmem bind puts the memmap
@@ -118,6 +119,28 @@ int pmem_read_driver(const char *abs_dev, char **ret);
 /* An attribute under a directory relative to the root; empty values count as absent (-ENODATA). */
 int pmem_read_attr(const char *root, const char *dir, const char *attr, char **ret);
 int pmem_read_attr_u64(const char *root, const char *dir, const char *attr, int base, uint64_t *ret);
+/* A node attribute (target_node, numa_node): "-1", a missing file or anything past NODE_ID_MAX is NODE_NONE. */
+int pmem_read_attr_node(const char *root, const char *dir, const char *attr);
+
+/*
+ * Every entry <prefix>N (N decimal) of the bus directory dir under the
+ * root ("bus/cxl/devices", "region"), read by read() into an item of
+ * item_size bytes, in the order of N. An entry read() says is gone
+ * (-ENOENT) is skipped; one it cannot read is left out and counted in
+ * *n_unreadable (the first error in *unreadable_error). No such
+ * directory: no items. Returns 0 with *ret_items (the caller frees each
+ * item's contents and the array) and *ret_n; -ENOMEM, or -errno when the
+ * directory cannot be listed.
+ */
+struct pmem_bus_scan {
+        const char *dir, *prefix;
+        size_t item_size;
+        int (*read)(const char *root, const char *name, void *ret_item, void *userdata);
+        void (*done)(void *item);       /* frees an item's contents */
+        void *userdata;
+};
+int pmem_scan_bus(const char *sysfs_root, const struct pmem_bus_scan *scan, void **ret_items, size_t *ret_n,
+                  size_t *n_unreadable, int *unreadable_error);
 
 /*
  * Where rel (a link, or a path through links) really leads, relative to the

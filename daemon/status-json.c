@@ -93,8 +93,8 @@ static void json_batch(FILE *out, const struct status_sections *s) {
 
 /* "errors": what could not be read, by table or section; left out when everything was. */
 static void json_errors(FILE *out, const struct status_view *v, const struct status_sections *s) {
-        const char *names[_STATUS_TABLE_MAX + 5];
-        int errors[_STATUS_TABLE_MAX + 5];
+        const char *names[_STATUS_TABLE_MAX + 7];
+        int errors[_STATUS_TABLE_MAX + 7];
         size_t n = 0;
 
         for (unsigned t = 0; t < _STATUS_TABLE_MAX; t++)
@@ -109,6 +109,15 @@ static void json_errors(FILE *out, const struct status_view *v, const struct sta
         if (status_view_wants(v, STATUS_TABLE_CXL) && v->m->cxl.n_unreadable > 0) {
                 names[n] = "cxl_unreadable";
                 errors[n++] = v->m->cxl.unreadable_error;
+        }
+        if (status_view_wants(v, STATUS_TABLE_MEMDEVS) && v->m->memdevs.n_unreadable > 0) {
+                names[n] = "memdevs_unreadable";
+                errors[n++] = v->m->memdevs.unreadable_error;
+        }
+        if ((status_view_wants(v, STATUS_TABLE_NVDIMM) || status_view_wants(v, STATUS_TABLE_NAMESPACES)) &&
+            v->m->nd.n_unreadable > 0) {
+                names[n] = "nvdimm_unreadable";
+                errors[n++] = v->m->nd.unreadable_error;
         }
         if (!v->only_tables) {
                 if (s->kernel_error < 0) {

@@ -2,6 +2,7 @@
 #include "plan.h"
 #include "pmem-cxl.h"
 #include "pmem-decide.h"
+#include "pmem-nd.h"
 #include "pmem-scan.h"
 #include "policy.h"
 #include "status-read.h"
@@ -25,6 +26,8 @@ void status_machine_done(struct status_machine *m) {
         pmem_devices_clear(&m->dax);
         free(m->dax_tallies);
         cxl_regions_clear(&m->cxl);
+        cxl_memdevs_clear(&m->memdevs);
+        nd_regions_clear(&m->nd);
         *m = (struct status_machine) {};
 }
 
@@ -275,6 +278,23 @@ static int read_cxl(struct status_machine *m, const struct topology *t) {
                 return r;
         if (r < 0)
                 m->cxl_error = r;
+        r = cxl_memdevs_scan(t->sysfs_root, &m->memdevs);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                m->memdevs_error = r;
+        return 0;
+}
+
+/* ---- nvdimm regions and namespaces ------------------------------------------ */
+
+static int read_nd(struct status_machine *m, const struct topology *t) {
+        int r = nd_regions_scan(t->sysfs_root, &m->nd);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                m->nd_error = r;
         return 0;
 }
 
@@ -307,6 +327,8 @@ int status_machine_read(const struct topology *t, const struct policy *p, struct
                 r = read_devices(&m, t);
         if (r >= 0)
                 r = read_cxl(&m, t);
+        if (r >= 0)
+                r = read_nd(&m, t);
         if (r < 0)
                 return r;
         status_machine_done(ret);

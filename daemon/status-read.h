@@ -3,7 +3,8 @@
 
 /*
  * `memonlined status`, what it reads: nodes, hotplug devices and dax
- * devices (with their CXL region and memdevs, pmem-cxl.c) from sysfs
+ * devices (with their CXL region and memdevs, pmem-cxl.c), CXL regions and
+ * memdevs, nvdimm regions and namespaces (pmem-nd.c) from sysfs
  * (status-read.c); the kernel's policy, competing onliners and the daemon
  * (status-sections.c); the running batch from the daemon's progress file
  * (status-progress.c).
@@ -17,6 +18,7 @@
 #include "memdev.h"
 #include "pmem.h"
 #include "pmem-cxl.h"
+#include "pmem-nd.h"
 #include "rules.h"
 
 struct topology;
@@ -73,6 +75,10 @@ struct status_machine {
         int dax_error;
         struct cxl_regions cxl;         /* every CXL region, with a dax device or not */
         int cxl_error;
+        struct cxl_memdevs memdevs;     /* every CXL memdev, in a region or not */
+        int memdevs_error;
+        struct nd_regions nd;           /* every nvdimm region, with its namespaces */
+        int nd_error;
 };
 
 void status_machine_done(struct status_machine *m);
@@ -82,9 +88,10 @@ const struct status_dax *status_region_dax(const struct status_machine *m, const
 
 /*
  * Read the machine: nodes and their blocks from t, writer CPUs per p
- * (plan_writer_cpus(), as the planner picks them), the hotplug devices and
- * dax devices from t's sysfs root. A device or dax listing that fails
- * leaves that table empty with its error in *_error; only -ENOMEM fails.
+ * (plan_writer_cpus(), as the planner picks them), the hotplug devices,
+ * dax devices, CXL regions and memdevs and nvdimm regions from t's sysfs
+ * root. A listing that fails leaves that table empty with its error in
+ * *_error; only -ENOMEM fails.
  */
 int status_machine_read(const struct topology *t, const struct policy *p, struct status_machine *ret);
 

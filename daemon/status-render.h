@@ -16,10 +16,13 @@ enum status_table {
         STATUS_TABLE_DEVICES,
         STATUS_TABLE_DAX,
         STATUS_TABLE_CXL,
+        STATUS_TABLE_MEMDEVS,
+        STATUS_TABLE_NVDIMM,
+        STATUS_TABLE_NAMESPACES,
         _STATUS_TABLE_MAX,
 };
 
-/* "nodes", "devices", "dax", "cxl": the -o prefix, --tables name and JSON member. */
+/* "nodes", "devices", "dax", "cxl", "memdevs", "nvdimm", "namespaces": the -o prefix, --tables name and JSON member. */
 const char *status_table_name(enum status_table t);
 /* The table named by the len bytes at name; -EINVAL. */
 int status_table_from_name(const char *name, size_t len);

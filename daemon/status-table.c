@@ -8,9 +8,10 @@
 
 /*
  * The tables of `memonlined status`: nodes, hotplug devices, dax devices
- * (with the CXL region and memdevs under a dax device). Names from sysfs
- * (devices, namespaces, decoders, memdevs) go through table_text_cell():
- * escaped for the terminal.
+ * (with the CXL region and memdevs under a dax device), CXL regions and
+ * memdevs, nvdimm regions and namespaces. Names from sysfs (devices,
+ * namespaces, decoders, memdevs) go through table_text_cell(): escaped
+ * for the terminal.
  */
 
 /* A cpulist longer than this wraps at its commas on a terminal. */
@@ -21,6 +22,9 @@ static const char *const table_names[_STATUS_TABLE_MAX] = {
         [STATUS_TABLE_DEVICES] = "devices",
         [STATUS_TABLE_DAX] = "dax",
         [STATUS_TABLE_CXL] = "cxl",
+        [STATUS_TABLE_MEMDEVS] = "memdevs",
+        [STATUS_TABLE_NVDIMM] = "nvdimm",
+        [STATUS_TABLE_NAMESPACES] = "namespaces",
 };
 
 const char *status_table_name(enum status_table t) {
@@ -119,6 +123,54 @@ static const struct table_column cxl_columns[_CC_MAX] = {
 };
 static const unsigned cxl_defaults[] = { CC_REGION, CC_MODE, CC_STATE, CC_SIZE, CC_DECODER, CC_MEMDEVS, CC_DAX };
 
+enum {
+        MC_MEMDEV, MC_STATE, MC_RAM_SIZE, MC_PMEM_SIZE, MC_NUMA_NODE, MC_SERIAL, MC_HOST, MC_REGIONS, _MC_MAX,
+};
+
+static const struct table_column memdev_columns[_MC_MAX] = {
+        [MC_MEMDEV]    = { "MEMDEV",     6, 0,              COL_STRING, "CXL memdev (a memory expander)", "memdev" },
+        [MC_STATE]     = { "STATE",      7, 0,              COL_STRING, "enabled (bound to its driver) or disabled", "state" },
+        [MC_RAM_SIZE]  = { "RAM-SIZE",   5, SCOLS_FL_RIGHT, COL_SIZE,   "its volatile capacity", "ram_size" },
+        [MC_PMEM_SIZE] = { "PMEM-SIZE",  5, SCOLS_FL_RIGHT, COL_SIZE,   "its persistent capacity", "pmem_size" },
+        [MC_NUMA_NODE] = { "NUMA-NODE",  4, SCOLS_FL_RIGHT, COL_NUMBER, "the device's own node, not its memory's", "numa_node" },
+        [MC_SERIAL]    = { "SERIAL",     6, SCOLS_FL_RIGHT, COL_NUMBER, "serial number", "serial" },
+        [MC_HOST]      = { "HOST",      12, 0,              COL_STRING, "the device it sits on (PCI function)", "host" },
+        [MC_REGIONS]   = { "REGIONS",    7, 0,              COL_STRING, "CXL regions it is in", "regions" },
+};
+static const unsigned memdev_defaults[] = { MC_MEMDEV, MC_STATE, MC_RAM_SIZE, MC_PMEM_SIZE, MC_NUMA_NODE, MC_HOST,
+                                            MC_REGIONS };
+
+enum {
+        RC_REGION, RC_TYPE, RC_STATE, RC_SIZE, RC_NODE, RC_NAMESPACES, _RC_MAX,
+};
+
+static const struct table_column nd_region_columns[_RC_MAX] = {
+        [RC_REGION]     = { "REGION",     6, 0,              COL_STRING, "nvdimm region", "region" },
+        [RC_TYPE]       = { "TYPE",       4, 0,              COL_STRING, "pmem or volatile", "type" },
+        [RC_STATE]      = { "STATE",      7, 0,              COL_STRING, "enabled (bound to its driver) or disabled", "state" },
+        [RC_SIZE]       = { "SIZE",       5, SCOLS_FL_RIGHT, COL_SIZE,   "size", "size" },
+        [RC_NODE]       = { "NODE",       4, SCOLS_FL_RIGHT, COL_NUMBER, "node its memory would go to (target_node)", "node" },
+        [RC_NAMESPACES] = { "NAMESPACES", 10, 0,             COL_STRING, "its namespaces with a size or enabled", "namespaces" },
+};
+static const unsigned nd_region_defaults[] = { RC_REGION, RC_TYPE, RC_STATE, RC_SIZE, RC_NODE, RC_NAMESPACES };
+
+enum {
+        SC_NAMESPACE, SC_REGION, SC_MODE, SC_STATE, SC_SIZE, SC_NODE, SC_UUID, SC_DAX, _SC_MAX,
+};
+
+static const struct table_column namespace_columns[_SC_MAX] = {
+        [SC_NAMESPACE] = { "NAMESPACE", 9, 0,              COL_STRING, "nvdimm namespace", "namespace" },
+        [SC_REGION]    = { "REGION",    6, 0,              COL_STRING, "its region", "region" },
+        [SC_MODE]      = { "MODE",      6, 0,              COL_STRING, "devdax, fsdax, sector, raw (as ndctl names them)", "mode" },
+        [SC_STATE]     = { "STATE",     7, 0,              COL_STRING, "enabled or disabled (its claim, else itself)", "state" },
+        [SC_SIZE]      = { "SIZE",      5, SCOLS_FL_RIGHT, COL_SIZE,   "usable size (after its info block)", "size" },
+        [SC_NODE]      = { "NODE",      4, SCOLS_FL_RIGHT, COL_NUMBER, "node its memory would go to (target_node)", "node" },
+        [SC_UUID]      = { "UUID",     36, 0,              COL_STRING, "uuid (match_namespace matches it)", "uuid" },
+        [SC_DAX]       = { "DAX",       6, 0,              COL_STRING, "its dax device (devdax)", "dax" },
+};
+static const unsigned namespace_defaults[] = { SC_NAMESPACE, SC_REGION, SC_MODE, SC_STATE, SC_SIZE, SC_NODE,
+                                               SC_DAX };
+
 struct table_def {
         const struct table_column *columns;
         size_t n_columns;
@@ -136,6 +188,12 @@ static const struct table_def tables[_STATUS_TABLE_MAX] = {
                                    "Columns of the dax device table (-o dax:LIST)" },
         [STATUS_TABLE_CXL]     = { cxl_columns, _CC_MAX, cxl_defaults, ELEMENTSOF(cxl_defaults),
                                    "Columns of the CXL region table (-o cxl:LIST)" },
+        [STATUS_TABLE_MEMDEVS] = { memdev_columns, _MC_MAX, memdev_defaults, ELEMENTSOF(memdev_defaults),
+                                   "Columns of the CXL memdev table (-o memdevs:LIST)" },
+        [STATUS_TABLE_NVDIMM]  = { nd_region_columns, _RC_MAX, nd_region_defaults, ELEMENTSOF(nd_region_defaults),
+                                   "Columns of the nvdimm region table (-o nvdimm:LIST)" },
+        [STATUS_TABLE_NAMESPACES] = { namespace_columns, _SC_MAX, namespace_defaults, ELEMENTSOF(namespace_defaults),
+                                      "Columns of the nvdimm namespace table (-o namespaces:LIST)" },
 };
 
 int status_columns_parse(enum status_table t, const char *list, unsigned **ret, size_t *ret_n, const char **ret_bad,
@@ -170,6 +228,12 @@ struct row {
         const struct status_view *v;
         const void *item;
         const struct block_tally *tally;
+};
+
+/* A namespace row's item: the namespace and its region. */
+struct namespace_item {
+        const struct nd_region *region;
+        const struct nd_namespace *ns;
 };
 
 static char *node_row_cell(const void *row, unsigned col) {
@@ -335,6 +399,79 @@ static char *cxl_row_cell(const void *row, unsigned col) {
         }
 }
 
+static char *enabled_cell(bool enabled) {
+        return strdup(enabled ? "enabled" : "disabled");
+}
+
+/* The CXL regions a memdev is in, from the region table. */
+static char *memdev_regions_cell(const struct table_style *s, const struct status_machine *m, const char *memdev) {
+        _cleanup_free_ char *list = NULL;
+
+        for (size_t i = 0; i < m->cxl.n; i++)
+                if (strlist_contains(m->cxl.regions[i].memdevs, memdev) &&
+                    strlist_add_unique(&list, m->cxl.regions[i].name) < 0)
+                        return NULL;
+        return table_text_cell(s, list);
+}
+
+static char *memdev_row_cell(const void *row, unsigned col) {
+        const struct row *r = row;
+        const struct table_style *s = &r->v->style;
+        const struct cxl_memdev *d = r->item;
+
+        switch (col) {
+        case MC_MEMDEV:    return table_text_cell(s, d->name);
+        case MC_STATE:     return enabled_cell(d->enabled);
+        case MC_RAM_SIZE:  return table_size_cell(s, d->ram_size);
+        case MC_PMEM_SIZE: return table_size_cell(s, d->pmem_size);
+        case MC_NUMA_NODE: return node_cell(s, d->numa_node, "-");
+        case MC_SERIAL:    return d->serial == UINT64_MAX ? table_text_cell(s, NULL) : table_u64_cell(d->serial);
+        case MC_HOST:      return table_text_cell(s, d->host);
+        case MC_REGIONS:   return memdev_regions_cell(s, r->v->m, d->name);
+        default:           return NULL;
+        }
+}
+
+static char *nd_region_row_cell(const void *row, unsigned col) {
+        const struct row *r = row;
+        const struct table_style *s = &r->v->style;
+        const struct nd_region *g = r->item;
+        _cleanup_free_ char *list = NULL;
+
+        switch (col) {
+        case RC_REGION: return table_text_cell(s, g->name);
+        case RC_TYPE:   return strdup(g->volatile_region ? "volatile" : "pmem");
+        case RC_STATE:  return enabled_cell(g->enabled);
+        case RC_SIZE:   return table_size_cell(s, g->size);
+        case RC_NODE:   return node_cell(s, g->target_node, "-");
+        case RC_NAMESPACES:
+                for (size_t i = 0; i < g->n_namespaces; i++)
+                        if (strlist_add_unique(&list, g->namespaces[i].name) < 0)
+                                return NULL;
+                return table_text_cell(s, list);
+        default:        return NULL;
+        }
+}
+
+static char *namespace_row_cell(const void *row, unsigned col) {
+        const struct row *r = row;
+        const struct table_style *s = &r->v->style;
+        const struct namespace_item *it = r->item;
+        const struct nd_namespace *ns = it->ns;
+
+        switch (col) {
+        case SC_NAMESPACE: return table_text_cell(s, ns->name);
+        case SC_REGION:    return table_text_cell(s, it->region->name);
+        case SC_MODE:      return strdup(nd_mode_to_string(ns->mode));
+        case SC_STATE:     return enabled_cell(ns->enabled);
+        case SC_SIZE:      return ns->size == UINT64_MAX ? table_text_cell(s, NULL) : table_size_cell(s, ns->size);
+        case SC_NODE:      return node_cell(s, ns->target_node, "-");
+        case SC_UUID:      return table_text_cell(s, ns->uuid);
+        case SC_DAX:       return table_text_cell(s, ns->dax);
+        default:           return NULL;
+        }
+}
+
 /* ---- tables ---------------------------------------------------------------------- */
 
 static void color_offline(const struct status_view *v, struct libscols_line *ln, const unsigned *ids, size_t n,
@@ -401,6 +538,32 @@ static int add_rows(const struct status_view *v, enum status_table t, struct lib
                                 return -ENOMEM;
                 }
                 break;
+        case STATUS_TABLE_MEMDEVS:
+                for (size_t i = 0; i < m->memdevs.n; i++, rows++) {
+                        struct row row = { v, &m->memdevs.memdevs[i], NULL };
+
+                        if (!table_add_row(tb, ids, n, memdev_row_cell, &row))
+                                return -ENOMEM;
+                }
+                break;
+        case STATUS_TABLE_NVDIMM:
+                for (size_t i = 0; i < m->nd.n; i++, rows++) {
+                        struct row row = { v, &m->nd.regions[i], NULL };
+
+                        if (!table_add_row(tb, ids, n, nd_region_row_cell, &row))
+                                return -ENOMEM;
+                }
+                break;
+        case STATUS_TABLE_NAMESPACES:
+                for (size_t i = 0; i < m->nd.n; i++)
+                        for (size_t k = 0; k < m->nd.regions[i].n_namespaces; k++, rows++) {
+                                struct namespace_item it = { &m->nd.regions[i], &m->nd.regions[i].namespaces[k] };
+                                struct row row = { v, &it, NULL };
+
+                                if (!table_add_row(tb, ids, n, namespace_row_cell, &row))
+                                        return -ENOMEM;
+                        }
+                break;
         default:
                 return -EINVAL;
         }
@@ -446,6 +609,9 @@ int status_table_error(const struct status_machine *m, enum status_table t) {
         case STATUS_TABLE_DEVICES: return m->devices_error;
         case STATUS_TABLE_DAX:     return m->dax_error;
         case STATUS_TABLE_CXL:     return m->cxl_error;
+        case STATUS_TABLE_MEMDEVS: return m->memdevs_error;
+        case STATUS_TABLE_NVDIMM:
+        case STATUS_TABLE_NAMESPACES: return m->nd_error;
         default:                   return 0;
         }
 }

@@ -17,6 +17,9 @@ static const char *const table_titles[_STATUS_TABLE_MAX] = {
         [STATUS_TABLE_DEVICES] = "Hotplug devices",
         [STATUS_TABLE_DAX] = "dax devices",
         [STATUS_TABLE_CXL] = "CXL regions",
+        [STATUS_TABLE_MEMDEVS] = "CXL memdevs",
+        [STATUS_TABLE_NVDIMM] = "nvdimm regions",
+        [STATUS_TABLE_NAMESPACES] = "nvdimm namespaces",
 };
 
 static void print_escaped(FILE *out, const struct table_style *st, const char *text) {
@@ -112,6 +115,14 @@ static int print_table(FILE *out, const struct status_view *v, enum status_table
         if (t == STATUS_TABLE_CXL && v->m->cxl.n_unreadable > 0)
                 fprintf(out, "%zu CXL region%s could not be read (%s)\n", v->m->cxl.n_unreadable,
                         v->m->cxl.n_unreadable == 1 ? "" : "s", strerror(-v->m->cxl.unreadable_error));
+        if (t == STATUS_TABLE_MEMDEVS && v->m->memdevs.n_unreadable > 0)
+                fprintf(out, "%zu CXL memdev%s could not be read (%s)\n", v->m->memdevs.n_unreadable,
+                        v->m->memdevs.n_unreadable == 1 ? "" : "s", strerror(-v->m->memdevs.unreadable_error));
+        /* the regions and namespaces are read in one walk: say it once, under the namespaces */
+        if (t == STATUS_TABLE_NAMESPACES && v->m->nd.n_unreadable > 0)
+                fprintf(out, "%zu nvdimm region%s or namespace%s could not be read (%s)\n", v->m->nd.n_unreadable,
+                        v->m->nd.n_unreadable == 1 ? "" : "s", v->m->nd.n_unreadable == 1 ? "" : "s",
+                        strerror(-v->m->nd.unreadable_error));
         return 0;
 }
 

@@ -82,12 +82,14 @@ static int load_policy(const char *path, bool explicit, struct policy **ret, cha
 
 static void help(FILE *out) {
         fputs("memonlined status [OPTIONS]\n\n"
-              "Show memory blocks per node, hotplug devices, dax devices and CXL regions (with\n"
-              "their memdevs), the kernel's onlining policy, competing onliners, the running batch\n"
-              "and the daemon.\n\n"
-              "  -o --output=[TABLE:]LIST  Columns of a table (nodes, devices, dax, cxl; nodes without\n"
-              "                            TABLE:); +LIST adds to the defaults (repeatable)\n"
-              "     --tables=LIST          Only these tables, nothing else (nodes,devices,dax,cxl)\n"
+              "Show memory blocks per node, hotplug devices, dax devices, CXL regions and memdevs,\n"
+              "nvdimm regions and namespaces, the kernel's onlining policy, competing onliners, the\n"
+              "running batch and the daemon.\n\n"
+              "  -o --output=[TABLE:]LIST  Columns of a table (nodes, devices, dax, cxl, memdevs, nvdimm,\n"
+              "                            namespaces; nodes without TABLE:); +LIST adds to the\n"
+              "                            defaults (repeatable)\n"
+              "     --tables=LIST          Only these tables, nothing else (nodes,devices,dax,cxl,\n"
+              "                            memdevs,nvdimm,namespaces)\n"
               "  -J --json                 One JSON document (every column unless -o)\n"
               "  -r --raw                  Only the tables, unaligned, for scripts\n"
               "     --prometheus           Blocks and memory per node, zone and device, and\n"
@@ -141,8 +143,8 @@ static int parse_output(struct options *o, const char *arg) {
         if (colon) {
                 t = status_table_from_name(arg, (size_t) (colon - arg));
                 if (t < 0) {
-                        status_error("unknown table \"%.*s\" in -o (nodes, devices, dax, cxl)", (int) (colon - arg),
-                                     arg);
+                        status_error("unknown table \"%.*s\" in -o (nodes, devices, dax, cxl, memdevs, nvdimm, "
+                                     "namespaces)", (int) (colon - arg), arg);
                         return -EINVAL;
                 }
                 list = colon + 1;
@@ -163,7 +165,8 @@ static int parse_tables(struct options *o, const char *arg) {
                 int t = status_table_from_name(p, len);
 
                 if (t < 0) {
-                        status_error("unknown table \"%.*s\" (nodes, devices, dax, cxl)", (int) len, p);
+                        status_error("unknown table \"%.*s\" (nodes, devices, dax, cxl, memdevs, nvdimm, namespaces)",
+                                     (int) len, p);
                         return -EINVAL;
                 }
                 o->tables[t] = true;
@@ -263,12 +266,17 @@ static bool tables_partial(const struct options *o, const struct status_machine 
         bool devices = !o->only_tables || o->tables[STATUS_TABLE_DEVICES];
         bool dax = !o->only_tables || o->tables[STATUS_TABLE_DAX];
         bool cxl = !o->only_tables || o->tables[STATUS_TABLE_CXL];
+        bool memdevs = !o->only_tables || o->tables[STATUS_TABLE_MEMDEVS];
+        bool nd = !o->only_tables || o->tables[STATUS_TABLE_NVDIMM] || o->tables[STATUS_TABLE_NAMESPACES];
         bool dax_partial = m->dax_error < 0 || m->dax.n_unreadable > 0;
         bool cxl_partial = m->cxl_error < 0 || m->cxl.n_unreadable > 0;
 
-        /* the hotplug devices take the dax devices in system-ram mode; a region's state is its dax device's */
+        /* the hotplug devices take the dax devices in system-ram mode; a region's state is its dax device's;
+         * a memdev's regions come from the region table */
         return (devices && (m->devices_error < 0 || dax_partial)) || (dax && dax_partial) ||
-               (cxl && (cxl_partial || dax_partial));
+               (cxl && (cxl_partial || dax_partial)) ||
+               (memdevs && (m->memdevs_error < 0 || m->memdevs.n_unreadable > 0 || cxl_partial)) ||
+               (nd && (m->nd_error < 0 || m->nd.n_unreadable > 0));
 }
 
 /* What was read and the policy file's fate as an exit status: a refused file first, then anything unread. */

@@ -11,6 +11,7 @@
 #include "escape.h"
 #include "fuzz.h"
 #include "pmem-memmap.h"
+#include "pmem-nd.h"
 #include "topology.h"
 #include "util.h"
 
@@ -60,6 +61,10 @@ static void fuzz_ids(const char *s) {
         }
         if (parse_prefixed_id(s, "node", &v) >= 0)
                 FUZZ_ASSERT(strncmp(s, "node", 4) == 0);
+        /* a namespace's mode: one of the kernel's four words, else unknown; always a name for ndctl's column */
+        if (nd_mode_from_kernel(s) != ND_MODE_UNKNOWN)
+                FUZZ_ASSERT(strlen(s) >= 3 && strlen(s) <= 6 && strspn(s, "adefilmorswxy") == strlen(s));
+        FUZZ_ASSERT(*nd_mode_to_string(nd_mode_from_kernel(s)) != '\0');
 }
 
 /* memmap_on_memory: the parameter (Y, N, force) and a dax device's attribute (0, 1). */

@@ -394,6 +394,68 @@ char *fake_add_dax_device(const char *root, const struct fake_dax *d) {
         return dev_dir;
 }
 
+/* A driver link under dir to bus/nd/drivers/DRIVER. */
+static void nd_driver(const char *root, const char *dir, const char *driver) {
+        char rel[512], target[512];
+
+        snprintf(rel, sizeof(rel), "%s/driver", dir);
+        snprintf(target, sizeof(target), "%sbus/nd/drivers/%s", up_to_root(dir), driver);
+        fake_symlink(root, rel, target);
+}
+
+void fake_add_nd_namespace(const char *root, const struct fake_nd_namespace *ns) {
+        char region_dir[256], ns_dir[320], rel[512], target[512];
+
+        snprintf(region_dir, sizeof(region_dir), "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region%d",
+                 ns->region);
+        snprintf(rel, sizeof(rel), "%s/uevent", region_dir);
+        fake_write(root, rel, "DEVTYPE=nd_pmem\nMODALIAS=nd:t2\n");
+        snprintf(rel, sizeof(rel), "%s/size", region_dir);
+        fake_write(root, rel, "%llu\n", (unsigned long long) ns->region_size);
+        if (ns->target_node >= 0) {
+                snprintf(rel, sizeof(rel), "%s/target_node", region_dir);
+                fake_write(root, rel, "%d\n", ns->target_node);
+        }
+        if (!ns->region_disabled)
+                nd_driver(root, region_dir, "nd_region");
+        snprintf(rel, sizeof(rel), "bus/nd/devices/region%d", ns->region);
+        snprintf(target, sizeof(target), "../../../%s", region_dir);
+        fake_symlink(root, rel, target);
+
+        snprintf(ns_dir, sizeof(ns_dir), "%s/namespace%d.%d", region_dir, ns->region, ns->id);
+        snprintf(rel, sizeof(rel), "%s/size", ns_dir);
+        fake_write(root, rel, "%llu\n", (unsigned long long) ns->size);
+        snprintf(rel, sizeof(rel), "%s/mode", ns_dir);
+        fake_write(root, rel, "%s\n", ns->mode);
+        snprintf(rel, sizeof(rel), "%s/holder", ns_dir);
+        fake_write(root, rel, "%s\n", ns->claim ?: "");
+        if (ns->target_node >= 0) {
+                snprintf(rel, sizeof(rel), "%s/target_node", ns_dir);
+                fake_write(root, rel, "%d\n", ns->target_node);
+        }
+        if (ns->uuid) {
+                snprintf(rel, sizeof(rel), "%s/uuid", ns_dir);
+                fake_write(root, rel, "%s\n", ns->uuid);
+        }
+        if (!ns->claim) {
+                if (ns->enabled)
+                        nd_driver(root, ns_dir, "nd_pmem");
+                return;
+        }
+        snprintf(ns_dir, sizeof(ns_dir), "%s/%s", region_dir, ns->claim);
+        snprintf(rel, sizeof(rel), "%s/namespace", ns_dir);
+        fake_write(root, rel, "namespace%d.%d\n", ns->region, ns->id);
+        if (ns->enabled) {
+                snprintf(rel, sizeof(rel), "%s/size", ns_dir);
+                fake_write(root, rel, "%llu\n", (unsigned long long) ns->claim_size);
+                nd_driver(root, ns_dir, strncmp(ns->claim, "dax", 3) == 0 ? "dax_pmem" : "nd_pmem");
+        }
+        if (ns->claim_uuid) {
+                snprintf(rel, sizeof(rel), "%s/uuid", ns_dir);
+                fake_write(root, rel, "%s\n", ns->claim_uuid);
+        }
+}
+
 /* The endpoint behind memM: port1/endpoint<M+2>, as the 6.12 guest numbers them. */
 static void cxl_memdev_files(const char *root, int memdev, int region) {
         char ep_dir[256], mem_dir[256], rel[512], target[512];
@@ -402,6 +464,13 @@ static void cxl_memdev_files(const char *root, int memdev, int region) {
         snprintf(mem_dir, sizeof(mem_dir), "devices/pci0000:0c/0000:0c:00.0/0000:0d:%02x.0/mem%d", memdev, memdev);
         snprintf(rel, sizeof(rel), "%s/serial", mem_dir);
         fake_write(root, rel, "%#x\n", memdev);
+        snprintf(rel, sizeof(rel), "%s/ram/size", mem_dir);
+        fake_write(root, rel, "0x20000000\n");
+        snprintf(rel, sizeof(rel), "%s/numa_node", mem_dir);
+        fake_write(root, rel, "-1\n");
+        snprintf(rel, sizeof(rel), "%s/driver", mem_dir);
+        snprintf(target, sizeof(target), "%sbus/cxl/drivers/cxl_mem", up_to_root(mem_dir));
+        fake_symlink(root, rel, target);
         snprintf(rel, sizeof(rel), "bus/cxl/devices/mem%d", memdev);
         snprintf(target, sizeof(target), "../../../%s", mem_dir);
         fake_symlink(root, rel, target);

@@ -86,12 +86,33 @@ struct fake_dax {
 char *fake_add_dax_device(const char *root, const struct fake_dax *d);
 
 /*
+ * What `ndctl list -R -N` reads of a region and one of its namespaces,
+ * beside what fake_add_dax_device() lays out (6.1 and 6.12 alike):
+ *   bus/nd/devices/regionR -> devices/.../ndbus0/regionR/{size,target_node,uevent,driver}
+ *   .../regionR/namespaceR.N/{size,mode,holder,target_node,uuid,driver}
+ *   .../regionR/<claim>/{size,uuid,namespace,driver}
+ */
+struct fake_nd_namespace {
+        int region, id;                 /* namespaceR.N in regionR */
+        uint64_t region_size;
+        int target_node;                /* region's and namespace's; < 0: no attribute */
+        const char *mode;               /* the kernel's: "raw", "memory", "dax", "safe" */
+        uint64_t size;                  /* the namespace's own (0: a seed) */
+        const char *claim;              /* "dax0.0", "pfn0.0", "btt0.0"; NULL: unclaimed */
+        uint64_t claim_size;            /* usable bytes after the claim's info block */
+        bool enabled;                   /* the claim's driver bound, or the namespace's when unclaimed */
+        const char *uuid, *claim_uuid;  /* NULL: no such attribute */
+        bool region_disabled;           /* no driver on the region */
+};
+void fake_add_nd_namespace(const char *root, const struct fake_nd_namespace *ns);
+
+/*
  * A CXL RAM region as Debian 13's 6.12 kernel lays it out (tests/vm/README.md,
  * "CXL in the 6.12 guest"):
  *   devices/platform/ACPI0017:00/root0/decoder0.D/regionR/{mode,resource,size,interleave_ways,targetI}
  *   .../regionR/dax_regionR/daxR.0/{size,resource,target_node,numa_node,mapping0/,memmap_on_memory,driver}
  *   devices/platform/ACPI0017:00/root0/port1/endpointE/{uport,decoderE.R/}, E = M + 2 for memM
- *   devices/pci0000:0c/0000:0c:00.0/0000:0d:MM.0/memM
+ *   devices/pci0000:0c/0000:0c:00.0/0000:0d:MM.0/memM/{serial,numa_node,ram/size (512 MiB),driver}
  *   bus/dax/devices/daxR.0, bus/cxl/devices/{regionR,decoderE.R,memM}
  * targetI names position I's endpoint decoder (decoderE.R).
  */

@@ -88,7 +88,8 @@ done
 offers "short options of status" "-o -J -r -n -b -h" memonlined status -
 
 # status -o [TABLE:]LIST and --tables LIST.
-offers "status -o: node columns and table prefixes" "NODE WRITER-CPUS OFFLINE-SIZE nodes: devices: dax: cxl:" \
+offers "status -o: node columns and table prefixes" \
+        "NODE WRITER-CPUS OFFLINE-SIZE nodes: devices: dax: cxl: memdevs: nvdimm: namespaces:" \
         memonlined status -o ""
 expect "status -o: the last item of a list" "NODE,CPUS NODE,CPULESS" memonlined status -o NODE,CP
 expect "status -o: +LIST" "+OFFLINE +OFFLINE-SIZE" memonlined status --output = +OFF
@@ -101,7 +102,7 @@ expect "status -o TABLE:, split" \
 expect "status --tables" "nodes,dax nodes,devices" memonlined status --tables = nodes,d
 # Every column "status --help" lists, per table.
 help=$("$MEMONLINED" status --help 2>&1)
-for table in nodes devices dax cxl; do
+for table in nodes devices dax cxl memdevs nvdimm namespaces; do
         want=$(awk -v t="(-o $table:LIST" 'index($0, t) { on = 1; next } /^$/ { on = 0 } on { print $1 }' <<<"$help" |
                 sort | tr '\n' ' ')
         got=$(complete_words memonlined status -o "$table:" | sed "s/^$table://" | sort | tr '\n' ' ')
@@ -133,7 +134,7 @@ zsh_offers "--log-target values" "memonlined --log-target " "*auto*console*journ
 zsh_offers "dax device names" "memonlined report --device " "*dax0.0*dax1.0*"
 zsh_offers "status options" "memonlined status --" "*--no-daemon*--rules-dir*"
 zsh_offers "status columns of a table" "memonlined status -o devices:" "*KIND*REMOVABLE*"
-zsh_offers "status tables" "memonlined status --tables=" "*dax*devices*nodes*"
+zsh_offers "status tables" "memonlined status --tables=" "*cxl*devices*namespaces*nvdimm*dax*memdevs*nodes*"
 
 echo "1..$n"
 [ $failed -eq 0 ]

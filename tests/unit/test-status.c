@@ -605,6 +605,146 @@ static void test_cxl_regions(void **state) {
         fake_tree_free(root);
 }
 
+/*
+ * CXL memdevs as `cxl list -M` lists them: each with the regions it is
+ * in; one in no region, with a pmem partition, on node 1 and unbound; one
+ * whose link leaves the layout is counted, not listed.
+ */
+static void test_memdevs(void **state) {
+        _cleanup_free_ char *out = NULL, *row = NULL;
+        char *root = cxl_machine();
+        const char *mem5 = "devices/pci0000:0c/0000:0c:00.0/0000:0d:05.0/mem5";
+        char rel[256];
+
+        (void) state;
+        snprintf(rel, sizeof(rel), "%s/pmem/size", mem5);
+        fake_write(root, rel, "0x40000000\n");
+        snprintf(rel, sizeof(rel), "%s/numa_node", mem5);
+        fake_write(root, rel, "1\n");
+        snprintf(rel, sizeof(rel), "../../../%s", mem5);
+        fake_symlink(root, "bus/cxl/devices/mem5", rel);
+        assert_int_equal(STATUS(root, &out, "-J", "-b", "--tables", "memdevs"), 0);
+        assert_jq(out, ".memdevs[] | [.memdev, .state, .ram_size, .pmem_size, .numa_node, .serial, .host, .regions]"
+                    " | @csv",
+                  "\"mem0\",\"enabled\",536870912,0,,0,\"0000:0d:00.0\",\"region0\"\n"
+                  "\"mem1\",\"enabled\",536870912,0,,1,\"0000:0d:01.0\",\"region1\"\n"
+                  "\"mem2\",\"enabled\",536870912,0,,2,\"0000:0d:02.0\",\"region1\"\n"
+                  "\"mem5\",\"disabled\",0,1073741824,1,,\"0000:0d:05.0\",");
+        free(out);
+
+        assert_int_equal(STATUS(root, &out, "--no-color"), 0);
+        assert_non_null(strstr(out, "\nCXL memdevs:\nMEMDEV "));
+        row = line_with(out, "mem5 ");
+        assert_non_null(row);
+        assert_non_null(strstr(row, " disabled "));
+        free(out);
+
+        /* hostile: a memdev link to a directory of another name */
+        fake_symlink(root, "bus/cxl/devices/mem7", "../../../devices/pci0000:0c/0000:0c:00.0/0000:0d:00.0/mem0");
+        assert_int_equal(STATUS(root, &out, "-J", "--tables", "memdevs"), STATUS_EXIT_PARTIAL);
+        assert_jq(out, "[([.memdevs[] | .memdev] | join(\",\")), (.errors | keys[])] | @csv",
+                  "\"mem0,mem1,mem2,mem5\",\"memdevs_unreadable\"");
+        free(out);
+        assert_int_equal(STATUS(root, &out, "--no-color", "--tables", "memdevs"), STATUS_EXIT_PARTIAL);
+        assert_non_null(strstr(out, "1 CXL memdev could not be read"));
+        fake_tree_free(root);
+}
+
+/*
+ * nvdimm regions and namespaces as `ndctl list -R -N -c` lists them, laid
+ * out as the 6.1 guest has them: region0's devdax namespace (converted,
+ * its dax device on kmem) next to the region's seed (size 0, idle: not
+ * listed); an fsdax namespace on region1; a label-less raw one on
+ * region2; on the disabled region3 a configured devdax namespace whose
+ * claim is disabled (its size unknown, as ndctl has it).
+ */
+static char *nvdimm_machine(void) {
+        struct fake_dax kmem = { .region = 0, .id = 0, .driver = "kmem", .start = 0x1902200000ULL,
+                                 .size = 2111832064, .target_node = 2,
+                                 .ns_uuid = "0305695d-39bb-4d89-b1e4-ec7e65e78b25",
+                                 .dax_uuid = "c531245b-2d06-4111-86f2-91dd1c0eefaf" };
+        struct fake_nd_namespace ns[] = {
+                { .region = 0, .id = 0, .region_size = 2048 * MIB, .target_node = 2, .mode = "dax",
+                  .size = 2048 * MIB, .claim = "dax0.0", .claim_size = 2111832064, .enabled = true,
+                  .uuid = "0305695d-39bb-4d89-b1e4-ec7e65e78b25", .claim_uuid = "c531245b-2d06-4111-86f2-91dd1c0eefaf" },
+                { .region = 0, .id = 1, .region_size = 2048 * MIB, .target_node = 2, .mode = "raw" },
+                { .region = 1, .id = 0, .region_size = 1024 * MIB, .target_node = 2, .mode = "memory",
+                  .size = 1024 * MIB, .claim = "pfn1.0", .claim_size = 1006632960, .enabled = true,
+                  .uuid = "aaaaaaaa-0000-0000-0000-000000000001", .claim_uuid = "bbbbbbbb-0000-0000-0000-000000000001" },
+                { .region = 2, .id = 0, .region_size = 512 * MIB, .target_node = -1, .mode = "raw",
+                  .size = 512 * MIB, .enabled = true },
+                { .region = 3, .id = 0, .region_size = 1024 * MIB, .target_node = 2, .mode = "dax",
+                  .size = 1024 * MIB, .claim = "dax3.1", .uuid = "cccccccc-0000-0000-0000-000000000003",
+                  .claim_uuid = "dddddddd-0000-0000-0000-000000000003", .region_disabled = true },
+        };
+        char *root = fake_tree_new();
+
+        fake_standard_machine(root);
+        free(fake_add_dax_device(root, &kmem));
+        for (size_t i = 0; i < ELEMENTSOF(ns); i++)
+                fake_add_nd_namespace(root, &ns[i]);
+        for (uint64_t b = 201; b < 216; b++)
+                fake_add_block(root, b, 2, "online", "Movable");
+        return root;
+}
+
+static void test_nvdimm(void **state) {
+        _cleanup_free_ char *out = NULL, *row = NULL;
+        char *root = nvdimm_machine();
+
+        (void) state;
+        assert_int_equal(STATUS(root, &out, "-J", "-b"), 0);
+        assert_jq(out, ".nvdimm[] | [.region, .type, .state, .size, .node, .namespaces] | @csv",
+                  "\"region0\",\"pmem\",\"enabled\",2147483648,2,\"namespace0.0\"\n"
+                  "\"region1\",\"pmem\",\"enabled\",1073741824,2,\"namespace1.0\"\n"
+                  "\"region2\",\"pmem\",\"enabled\",536870912,,\"namespace2.0\"\n"
+                  "\"region3\",\"pmem\",\"disabled\",1073741824,2,\"namespace3.0\"");
+        /* sizes and uuids are the claim's, where there is one: what ndctl shows */
+        assert_jq(out, ".namespaces[] | [.namespace, .region, .mode, .state, .size, .node, .uuid, .dax] | @csv",
+                  "\"namespace0.0\",\"region0\",\"devdax\",\"enabled\",2111832064,2,"
+                  "\"c531245b-2d06-4111-86f2-91dd1c0eefaf\",\"dax0.0\"\n"
+                  "\"namespace1.0\",\"region1\",\"fsdax\",\"enabled\",1006632960,2,"
+                  "\"bbbbbbbb-0000-0000-0000-000000000001\",\n"
+                  "\"namespace2.0\",\"region2\",\"raw\",\"enabled\",536870912,,,\n"
+                  "\"namespace3.0\",\"region3\",\"devdax\",\"disabled\",,2,\"dddddddd-0000-0000-0000-000000000003\",");
+        /* the dax table names the same namespace and region from the dax device's side */
+        assert_jq(out, ".dax[] | [.device, .namespace, .region, .size, .node] | @csv",
+                  "\"dax0.0\",\"namespace0.0\",\"region0\",2111832064,2");
+        assert_jq(out, "has(\"errors\")", "false");
+        free(out);
+
+        /* text: both tables titled, the UUID only when asked for */
+        assert_int_equal(STATUS(root, &out, "--no-color"), 0);
+        assert_non_null(strstr(out, "\nnvdimm regions:\nREGION "));
+        assert_non_null(strstr(out, "\nnvdimm namespaces:\nNAMESPACE "));
+        assert_null(strstr(out, "c531245b"));
+        row = line_with(out, "namespace3.0 ");
+        assert_non_null(row);
+        assert_non_null(strstr(row, " disabled "));
+        free(out);
+        assert_int_equal(STATUS(root, &out, "-r", "--tables", "namespaces", "-o", "namespaces:namespace,uuid"), 0);
+        assert_string_equal(out, "NAMESPACE UUID\nnamespace0.0 c531245b-2d06-4111-86f2-91dd1c0eefaf\n"
+                                 "namespace1.0 bbbbbbbb-0000-0000-0000-000000000001\nnamespace2.0 -\n"
+                                 "namespace3.0 dddddddd-0000-0000-0000-000000000003\n");
+        free(out);
+
+        /* hostile: a holder naming another region's claim, a region link out of the nd layout */
+        fake_write(root, "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region1/namespace1.0/holder", "pfn0.0\n");
+        fake_write(root, "devices/platform/elsewhere/region9/size", "1024\n");
+        fake_symlink(root, "bus/nd/devices/region9", "../../../devices/platform/elsewhere/region9");
+        assert_int_equal(STATUS(root, &out, "-J", "--tables", "nvdimm,namespaces"), STATUS_EXIT_PARTIAL);
+        assert_jq(out, "[([.nvdimm[] | .region] | join(\",\")), ([.namespaces[] | .namespace] | join(\",\")),"
+                    " (.errors | keys[])] | @csv",
+                  "\"region0,region1,region2,region3\",\"namespace0.0,namespace2.0,namespace3.0\",\"nvdimm_unreadable\"");
+        free(out);
+        assert_int_equal(STATUS(root, &out, "--no-color", "--tables", "nvdimm,namespaces"), STATUS_EXIT_PARTIAL);
+        assert_non_null(strstr(out, "2 nvdimm regions or namespaces could not be read"));
+        free(out);
+        /* a table not shown does not make the output partial */
+        assert_int_equal(STATUS(root, &out, "--tables", "nodes"), 0);
+        fake_tree_free(root);
+}
+
 /* ---- the running batch ------------------------------------------------------------- */
 
 static void test_batch_parse(void **state) {
@@ -1048,6 +1188,8 @@ int main(void) {
                 cmocka_unit_test(test_bad_media),
                 cmocka_unit_test(test_cxl),
                 cmocka_unit_test(test_cxl_regions),
+                cmocka_unit_test(test_memdevs),
+                cmocka_unit_test(test_nvdimm),
                 cmocka_unit_test(test_batch_parse),
                 cmocka_unit_test(test_batch),
                 cmocka_unit_test(test_options),

@@ -30,6 +30,7 @@ from vm import (VM, VMError, GiB, MiB, GUEST_LIB, DEFAULT_IMAGE_DIR, MESSAGE_IDS
                 kernel_tag, kernel_auto_online)
 from faults import FaultScenarios  # noqa: E402
 from pressure import PressureScenarios  # noqa: E402
+import oracle  # noqa: E402
 from zones import ZoneScenarios  # noqa: E402
 
 TAKEOVER_ID = MESSAGE_IDS["AUTO_ONLINE"]
@@ -338,6 +339,20 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
             check(device in devs, "no record names MEMONLINE_DEVICE=%s (saw %s)" % (device, sorted(devs) or "none"))
         return batches, nodes
 
+    def assert_tools_agree(self, when):
+        """ndctl, daxctl and cxl list every nvdimm region and namespace, dax
+        device, CXL region and memdev as memonlined status shows them
+        (oracle.py): names, sizes, modes, states and nodes."""
+        r = self.vm.guest_exec([GUEST_LIB + "/tool-lists"], timeout=120)
+        check(r.rc == 0, "%s: tool-lists failed: %s" % (when, r.err.strip()[:400]))
+        lists = json.loads(r.out)
+        msgs = oracle.compare(lists)
+        if msgs and self.verbose:
+            self.log("tool-lists %s: %s" % (when, json.dumps(lists)))
+        check(not msgs, "%s: memonlined status and the tools disagree (%d): %s%s"
+              % (when, len(msgs), "; ".join(msgs[:8]), "; ..." if len(msgs) > 8 else ""))
+        self.log("tools agree with memonlined status %s" % when)
+
     def hotadd_and_check(self, node, size, zone, per_node=None, device=None):
         n = size // (128 * MiB)
         cursor = self.cursor()
@@ -563,6 +578,7 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
         ns = json.loads(r.out)
         dev = ns["daxregion"]["devices"][0]["chardev"]
         self.log("namespace %s dax %s size %s" % (ns["dev"], dev, ns["size"]))
+        self.assert_tools_agree("after create-namespace")
         r = self.sh("daxctl reconfigure-device --mode=system-ram --no-online %s" % dev, timeout=240)
         info = json.loads(r.out)
         info = info[0] if isinstance(info, list) else info
@@ -573,6 +589,7 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
         self.assert_blocks(st, new, 2, "Movable")
         self.assert_journal(st, cursor, {2: len(new)}, "Movable", device=dev)
         self.assert_none_offline()
+        self.assert_tools_agree("after the kmem conversion, every block online")
 
     def s_virtio_mem(self):
         cursor = self.cursor()
@@ -890,10 +907,12 @@ echo "$@"
 
     def s_pmem_auto_convert(self):
         regs = self.add_nvdimms([2 * GiB])
+        self.assert_tools_agree("with the region labelled, no namespace yet")
         cursor = self.cursor()
         self.mark()
         created = self.create_devdax(regs)
         self.pmem_converted(created, cursor)
+        self.assert_tools_agree("after memonlined converted and onlined it")
 
     def excluded_namespace(self):
         """A devdax namespace that a [device] rule keeps as devdax; made once."""
@@ -935,6 +954,7 @@ echo "$@"
         check(line and "action=skip" in line[0], "--dry-run does not skip %s: %r" % (dev, line or r.out[-400:]))
         check("keep" in line[0], "--dry-run reason does not name the [device keep] rule: %s" % line[0])
         self.assert_none_offline()
+        self.assert_tools_agree("with the kept devdax namespace")
 
     # ---------------------------------------------------------- bad media
     def region_badblocks(self, region):
@@ -1147,6 +1167,7 @@ echo "$@"
         check(pid == pid2, "memonlined's pid changed %s -> %s" % (pid, pid2))
         fails = self.records("failure", cursor)
         check(not fails, "failure records after the destroy: %s" % rec_brief(fails[0]) if fails else "")
+        self.assert_tools_agree("after destroy-namespace")
         # still working: a plain DIMM goes to the default zone (online_kernel here)
         self.hotadd_and_check(0, 512 * MiB, "Normal")
         check(self.nrestarts() == before, "memonlined restarted (NRestarts %d -> %d)" % (before, self.nrestarts()))
@@ -1196,6 +1217,7 @@ echo "$@"
         mems = sorted(m["memdev"] for m in json.loads(r.out or "[]"))
         check(len(mems) == len(self.vm.cxl), "cxl list -M shows %s, QEMU has %d type-3 devices"
               % (mems, len(self.vm.cxl)))
+        self.assert_tools_agree("with the memdevs and no region")
         self.nrestarts0 = self.nrestarts()
         self.pid0 = self.main_pid()
         self.cxl_regions = {}       # memdev -> (region, dax device, node, blocks)
@@ -1253,6 +1275,7 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         want = ("ram", "online", dax, memdev)
         check(row is not None and (row["mode"], row["state"], row["dax"], row["memdevs"]) == want,
               "memonlined status shows %s as %s" % (region, row))
+        self.assert_tools_agree("after %s on %s came online" % (region, memdev))
         self.cxl_regions[memdev] = (region, dax, node, new, boot_nodes)
         return region, dax, node, new
 
@@ -1300,6 +1323,7 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
         st = self.state()
         back = [b["block"] for b in st["blocks"] if b["block"] in blocks and b["state"] == "online"]
         check(not back, "offlined blocks came back online: %s" % back[:6])
+        self.assert_tools_agree("after daxctl offline-memory %s" % dax)
         r = self.sh("cxl destroy-region -f %s" % region, check=False, timeout=240)
         check(r.rc == 0, "cxl destroy-region %s failed: %s" % (region, (r.out + r.err).strip()[:400]))
         left = self.sh("ls -d /sys/bus/cxl/devices/%s 2>/dev/null; ls /sys/bus/dax/devices/ | grep -x %s; "
@@ -1307,6 +1331,7 @@ for ((i = first; i < first + n; i++)); do echo memory$i; done
                        check=False).out.split()
         check(not left, "still there after destroy-region: %s" % left[:6])
         check(region not in self.status_cxl(), "memonlined status still lists %s" % region)
+        self.assert_tools_agree("after %s was destroyed" % region)
         self.assert_daemon_steady(cursor)
         self.assert_none_offline()
         self.destroyed = memdev

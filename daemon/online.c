@@ -659,6 +659,8 @@ static void group_finish(struct online_result *res, size_t gi, size_t first, siz
                 if (br->already_online)
                         continue;
                 gr->blocks++;
+                if (gr->first_online_usec == 0 || br->done_usec < gr->first_online_usec)
+                        gr->first_online_usec = br->done_usec;
                 if (cpus && br->cpu >= 0 && br->cpu < CPUSET_MAX)
                         numa_bitmask_setbit(cpus, (unsigned) br->cpu);
                 if (lat)
@@ -817,6 +819,9 @@ static void result_collect(struct online_pass *pass, const struct worker *worker
                         res->start_usec = gr->start_usec;
                 if (gr->end_usec > res->end_usec)
                         res->end_usec = gr->end_usec;
+                if (gr->first_online_usec && (res->first_online_usec == 0 ||
+                                              gr->first_online_usec < res->first_online_usec))
+                        res->first_online_usec = gr->first_online_usec;
                 first += pg->n_items;
                 wi += workers_of(pg);
         }

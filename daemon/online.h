@@ -69,6 +69,7 @@ struct group_result {
         size_t blocks, failed;
         uint64_t bytes;
         uint64_t start_usec, end_usec;
+        uint64_t first_online_usec;     /* when its first block came online (CLOCK_MONOTONIC), 0 if none did */
         uint64_t *lat_sorted;           /* per-block write µs of successes, ascending */
         size_t n_lat;
 };
@@ -90,6 +91,7 @@ struct online_result {
         size_t failed;
         uint64_t bytes;                 /* of blocks that came online */
         uint64_t start_usec, end_usec;
+        uint64_t first_online_usec;     /* the earliest of the groups', 0 if no block came online */
         uint64_t first_steps_usec[_ONLINE_STEP_MAX];
         bool pin_failed;                /* some worker could not pin */
         int pin_errno;

@@ -278,6 +278,16 @@ static void test_fake_tree(void **state) {
         assert_int_equal(res->bytes, 8 * (128ULL << 20));
         assert_true(res->start_usec > 0 && res->start_usec <= res->end_usec);
         assert_false(res->pin_failed);
+        /* Each group's first block online is its earliest write's end; the batch's is the earlier of them. */
+        for (size_t g = 0; g < 2; g++) {
+                uint64_t first = UINT64_MAX;
+
+                for (size_t i = 4 * g; i < 4 * g + 4; i++)
+                        first = MIN(first, res->blocks[i].done_usec);
+                assert_int_equal(res->groups[g].first_online_usec, first);
+        }
+        assert_int_equal(res->first_online_usec, MIN(res->groups[0].first_online_usec, res->groups[1].first_online_usec));
+        assert_true(res->first_online_usec >= res->start_usec && res->first_online_usec <= res->end_usec);
 
         fake_tree_free(root);
 }
@@ -325,6 +335,9 @@ static void test_memory_dir_unusable(void **state) {
                 assert_int_equal(res->blocks[i].attempts, 0);
         }
         assert_int_equal(res->failed, 3);
+        /* Nothing came online: no first block. */
+        assert_int_equal(res->first_online_usec, 0);
+        assert_int_equal(res->groups[0].first_online_usec, 0);
         assert_int_equal(open_fds(), fds_before);
         fake_tree_free(root);
 }

@@ -75,6 +75,9 @@ struct online_pass {
         const struct online_request *req;
         struct online_result *res;
         struct arbiter arbiter;
+        pthread_mutex_t done_lock;
+        pthread_cond_t done_cond;
+        size_t running;                 /* workers handed to pool threads that have not finished */
         unsigned writes_per_turn;
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
@@ -98,22 +101,52 @@ struct ready_block {
 #define PREFETCH_AHEAD 16
 
 /*
- * A worker's helper, while it runs: it opens and reads the state files of
- * the worker's next blocks. ready[] and the counters are under lock.
+ * A writer thread's helper: while a worker runs on that thread, it opens
+ * and reads the state files of the worker's next blocks, then waits for
+ * the next worker. ready[] and the counters are under lock.
  */
 struct prefetcher {
-        struct ready_block *ready;      /* per item */
+        struct worker *w;               /* whose blocks it prepares; NULL between runs */
+        struct ready_block *ready;      /* per item of w */
         size_t n_ready;                 /* items [0, n_ready) are prepared */
         size_t turn;                    /* the worker is at this item */
         size_t closed;                  /* the helper closed the files of items [0, closed) */
-        bool quit, started;
+        bool quit;                      /* w's run is over: prepare no more */
+        bool exit;                      /* the helper thread ends */
+        bool started;                   /* the helper thread runs */
         bool helper_waits, worker_waits;        /* who sleeps on cond: wake only them */
         pthread_mutex_t lock;
         pthread_cond_t cond;
         pthread_t thread;
 };
 
-/* One thread: one CPU of one group. Everything here is owned by the thread until join. */
+/*
+ * A writer thread of the pool: pinned to its CPU, it runs the workers
+ * passes hand it, one at a time, and sleeps between them.
+ */
+struct pool_thread {
+        struct online_pool *pool;
+        int cpu;                        /* -1 = unpinned */
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        struct worker *task;            /* handed over by a pass, taken by the thread */
+        bool quit;
+        bool busy;                      /* under pool->lock: a pass holds it */
+        unsigned pinned_gen;            /* pool->pin_gen when it last pinned itself */
+        bool pinned;                    /* has pinned itself at all */
+        int pin_error;                  /* that pin's outcome, 0 or -errno */
+        struct prefetcher pf;
+};
+
+struct online_pool {
+        pthread_mutex_t lock;
+        struct pool_thread **threads;
+        size_t n, allocated;
+        atomic_uint pin_gen;
+};
+
+/* One worker: one CPU of one group, run by a pool thread (or inline by the pass). */
 struct worker {
         struct online_pass *pass;
         size_t group;
@@ -121,15 +154,14 @@ struct worker {
         size_t *items;                  /* indices into res->blocks */
         size_t n_items;
         size_t first_item;              /* res->blocks index of the group's item 0 */
-        pthread_t thread;
-        bool started;
+        struct pool_thread *thread;     /* NULL: run inline, unpinned */
         int pin_error;                  /* 0 or -errno */
         uint64_t first_start, last_end; /* of this worker's writes, 0 if none */
         uint64_t ran_usec, prepared_usec, pinned_usec; /* thread start, first block open, pinned: for the debug log */
         bool holding;                   /* owns a write slot between blocks */
         size_t first_deferred;          /* items from here on are the zones' deferred blocks */
         unsigned streak;                /* writes in the current hold */
-        struct prefetcher pf;
+        struct prefetcher *pf;          /* its thread's helper for this run; NULL: prepare inline */
 };
 
 static bool stopped(const struct online_pass *pass) {
@@ -289,9 +321,8 @@ static struct ready_block prepare_block(const struct online_pass *pass, uint64_t
         return rb;
 }
 
-static void *prefetch_main(void *userdata) {
-        struct worker *w = userdata;
-
+/* Prepare w's blocks after the first, PREFETCH_AHEAD ahead of the worker, until its run ends. */
+static void prefetch_run(struct prefetcher *pf, struct worker *w) {
         name_thread("read", w->pass->req->plan->groups[w->group].node);
         /* Item 0 was prepared by prefetch_start(). */
         for (size_t i = 1; i < w->n_items; i++) {
@@ -300,15 +331,15 @@ static void *prefetch_main(void *userdata) {
                 size_t done;
                 bool quit;
 
-                pthread_mutex_lock(&w->pf.lock);
-                while (!w->pf.quit && i >= w->pf.turn + PREFETCH_AHEAD) {
-                        w->pf.helper_waits = true;
-                        pthread_cond_wait(&w->pf.cond, &w->pf.lock);
-                        w->pf.helper_waits = false;
+                pthread_mutex_lock(&pf->lock);
+                while (!pf->quit && i >= pf->turn + PREFETCH_AHEAD) {
+                        pf->helper_waits = true;
+                        pthread_cond_wait(&pf->cond, &pf->lock);
+                        pf->helper_waits = false;
                 }
-                quit = w->pf.quit;
-                done = w->pf.turn > 0 ? w->pf.turn - 1 : 0;  /* the worker has finished with these */
-                pthread_mutex_unlock(&w->pf.lock);
+                quit = pf->quit;
+                done = pf->turn > 0 ? pf->turn - 1 : 0;  /* the worker has finished with these */
+                pthread_mutex_unlock(&pf->lock);
                 if (quit)
                         break;
 
@@ -316,22 +347,69 @@ static void *prefetch_main(void *userdata) {
                  * Closed here, where they were opened: a file freed on
                  * another CPU takes the allocator's slow path.
                  */
-                for (; w->pf.closed < done; w->pf.closed++)
-                        if (w->pf.ready[w->pf.closed].fd >= 0) {
-                                close(w->pf.ready[w->pf.closed].fd);
-                                w->pf.ready[w->pf.closed].fd = -1;
+                for (; pf->closed < done; pf->closed++)
+                        if (pf->ready[pf->closed].fd >= 0) {
+                                close(pf->ready[pf->closed].fd);
+                                pf->ready[pf->closed].fd = -1;
                         }
 
                 rb = prepare_block(w->pass, id);
 
-                pthread_mutex_lock(&w->pf.lock);
-                w->pf.ready[i] = rb;
-                w->pf.n_ready = i + 1;
-                if (w->pf.worker_waits)
-                        pthread_cond_signal(&w->pf.cond);
-                pthread_mutex_unlock(&w->pf.lock);
+                pthread_mutex_lock(&pf->lock);
+                pf->ready[i] = rb;
+                pf->n_ready = i + 1;
+                if (pf->worker_waits)
+                        pthread_cond_signal(&pf->cond);
+                pthread_mutex_unlock(&pf->lock);
         }
+}
+
+/* The helper thread: one run per worker its writer thread runs, until told to exit. */
+static void *prefetch_main(void *userdata) {
+        struct prefetcher *pf = userdata;
+
+        pthread_mutex_lock(&pf->lock);
+        for (;;) {
+                struct worker *w;
+
+                while (!pf->w && !pf->exit)
+                        pthread_cond_wait(&pf->cond, &pf->lock);
+                if (pf->exit)
+                        break;
+                w = pf->w;
+                pthread_mutex_unlock(&pf->lock);
+                prefetch_run(pf, w);
+                pthread_mutex_lock(&pf->lock);
+                /* The run is over: prefetch_stop() waits for this. */
+                pf->w = NULL;
+                pthread_cond_broadcast(&pf->cond);
+        }
+        pthread_mutex_unlock(&pf->lock);
         return NULL;
+}
+
+/* The helper thread of a writer thread, started once; on failure its workers prepare inline. */
+static void prefetcher_init(struct prefetcher *pf) {
+        pthread_attr_t attr;
+
+        pthread_mutex_init(&pf->lock, NULL);
+        pthread_cond_init(&pf->cond, NULL);
+        pthread_attr_init(&attr);
+        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
+        pf->started = pthread_create(&pf->thread, &attr, prefetch_main, pf) == 0;
+        pthread_attr_destroy(&attr);
+}
+
+static void prefetcher_done(struct prefetcher *pf) {
+        if (pf->started) {
+                pthread_mutex_lock(&pf->lock);
+                pf->exit = true;
+                pthread_cond_broadcast(&pf->cond);
+                pthread_mutex_unlock(&pf->lock);
+                pthread_join(pf->thread, NULL);
+        }
+        pthread_cond_destroy(&pf->cond);
+        pthread_mutex_destroy(&pf->lock);
 }
 
 /*
@@ -386,55 +464,50 @@ static void order_writes(struct worker *w, const struct online_result *res) {
                 w->items[n++] = deferred[i];
 }
 
-/* Start the helper; without one (no files, one block, no thread) the worker prepares inline. */
+/* Hand w's blocks to its thread's helper; without one (no files, one block, no helper) the worker prepares inline. */
 static void prefetch_start(struct worker *w) {
-        pthread_attr_t attr;
+        struct prefetcher *pf = w->thread && w->thread->pf.started ? &w->thread->pf : NULL;
+        struct ready_block *ready;
 
-        if (!uses_files(w->pass->req) || w->n_items < 2)
+        w->pf = NULL;
+        if (!pf || !uses_files(w->pass->req) || w->n_items < 2)
                 return;
-        w->pf.ready = calloc(w->n_items, sizeof(*w->pf.ready));
-        if (!w->pf.ready)
+        ready = calloc(w->n_items, sizeof(*ready));
+        if (!ready)
                 return;
         /* The first block is needed at once: no point waiting for the helper. */
-        w->pf.ready[0] = prepare_block(w->pass, w->pass->res->blocks[w->items[0]].id);
-        w->pf.n_ready = 1;
-        pthread_mutex_init(&w->pf.lock, NULL);
-        pthread_cond_init(&w->pf.cond, NULL);
-        pthread_attr_init(&attr);
-        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
-        /* Created before the worker pins itself: it may run on any CPU, in parallel. */
-        w->pf.started = pthread_create(&w->pf.thread, &attr, prefetch_main, w) == 0;
-        pthread_attr_destroy(&attr);
-        if (!w->pf.started) {
-                pthread_cond_destroy(&w->pf.cond);
-                pthread_mutex_destroy(&w->pf.lock);
-                if (w->pf.ready[0].fd >= 0)
-                        close(w->pf.ready[0].fd);
-                free(w->pf.ready);
-                w->pf.ready = NULL;
-                w->pf.n_ready = 0;
-        }
+        ready[0] = prepare_block(w->pass, w->pass->res->blocks[w->items[0]].id);
+        pthread_mutex_lock(&pf->lock);
+        pf->ready = ready;
+        pf->n_ready = 1;
+        pf->turn = pf->closed = 0;
+        pf->quit = false;
+        pf->w = w;
+        pthread_cond_signal(&pf->cond);
+        pthread_mutex_unlock(&pf->lock);
+        w->pf = pf;
 }
 
 /* Item i's prepared block: from the helper, or made now. */
 static struct ready_block take_ready(struct worker *w, size_t i) {
+        struct prefetcher *pf = w->pf;
         struct ready_block rb;
 
-        if (!w->pf.started)
+        if (!pf)
                 return prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id);
-        pthread_mutex_lock(&w->pf.lock);
-        while (w->pf.n_ready <= i) {
-                w->pf.worker_waits = true;
-                pthread_cond_wait(&w->pf.cond, &w->pf.lock);
-                w->pf.worker_waits = false;
+        pthread_mutex_lock(&pf->lock);
+        while (pf->n_ready <= i) {
+                pf->worker_waits = true;
+                pthread_cond_wait(&pf->cond, &pf->lock);
+                pf->worker_waits = false;
         }
-        rb = w->pf.ready[i];
-        w->pf.ready[i].fd = -1;
-        w->pf.turn = i + 1;
+        rb = pf->ready[i];
+        pf->ready[i].fd = -1;
+        pf->turn = i + 1;
         /* Wake a sleeping helper once half its window is free, not per block: fewer futex calls. */
-        if (w->pf.helper_waits && w->pf.n_ready <= w->pf.turn + PREFETCH_AHEAD / 2)
-                pthread_cond_signal(&w->pf.cond);
-        pthread_mutex_unlock(&w->pf.lock);
+        if (pf->helper_waits && pf->n_ready <= pf->turn + PREFETCH_AHEAD / 2)
+                pthread_cond_signal(&pf->cond);
+        pthread_mutex_unlock(&pf->lock);
         return rb;
 }
 
@@ -445,29 +518,31 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
 static void release_ready(struct worker *w, size_t i, int fd) {
         if (fd < 0)
                 return;
-        if (w->pf.started)
-                w->pf.ready[i].fd = fd;
+        if (w->pf)
+                w->pf->ready[i].fd = fd;
         else
                 close(fd);
 }
 
-/* Stop the helper and close what it opened and what the worker gave back. */
+/* End the helper's run for w and close what it opened and what the worker gave back. */
 static void prefetch_stop(struct worker *w) {
-        if (!w->pf.started)
+        struct prefetcher *pf = w->pf;
+
+        if (!pf)
                 return;
-        pthread_mutex_lock(&w->pf.lock);
-        w->pf.quit = true;
-        pthread_cond_signal(&w->pf.cond);
-        pthread_mutex_unlock(&w->pf.lock);
-        pthread_join(w->pf.thread, NULL);
-        for (size_t i = 0; i < w->pf.n_ready; i++)
-                if (w->pf.ready[i].fd >= 0)
-                        close(w->pf.ready[i].fd);
-        pthread_cond_destroy(&w->pf.cond);
-        pthread_mutex_destroy(&w->pf.lock);
-        free(w->pf.ready);
-        w->pf.ready = NULL;
-        w->pf.started = false;
+        pthread_mutex_lock(&pf->lock);
+        pf->quit = true;
+        pthread_cond_broadcast(&pf->cond);
+        while (pf->w)
+                pthread_cond_wait(&pf->cond, &pf->lock);
+        pthread_mutex_unlock(&pf->lock);
+        for (size_t i = 0; i < pf->n_ready; i++)
+                if (pf->ready[i].fd >= 0)
+                        close(pf->ready[i].fd);
+        free(pf->ready);
+        pf->ready = NULL;
+        pf->n_ready = 0;
+        w->pf = NULL;
 }
 
 /* Whether the block prepared for its turn is to be written: not if its open failed, it is gone or not offline. */
@@ -590,8 +665,23 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
         }
 }
 
-static void *worker_main(void *userdata) {
-        struct worker *w = userdata;
+/*
+ * Pin the thread to its CPU: at its first run, and again after CPUs went
+ * on- or offline (online_pool_repin()), since an offlined CPU's threads
+ * lose their pin and a pin made before is stale. The outcome, 0 or -errno.
+ */
+static int pool_thread_pin(struct pool_thread *t) {
+        unsigned gen = atomic_load(&t->pool->pin_gen);
+
+        if (t->cpu < 0 || (t->pinned && t->pinned_gen == gen))
+                return t->pin_error;
+        t->pin_error = pin_self(t->cpu);
+        t->pinned = true;
+        t->pinned_gen = gen;
+        return t->pin_error;
+}
+
+static void worker_run(struct worker *w) {
         struct online_pass *pass = w->pass;
         const struct plan_group *g = &pass->req->plan->groups[w->group];
 
@@ -599,8 +689,8 @@ static void *worker_main(void *userdata) {
         w->ran_usec = now_usec();
         prefetch_start(w);
         w->prepared_usec = now_usec();
-        if (w->cpu >= 0)
-                w->pin_error = pin_self(w->cpu);
+        if (w->thread)
+                w->pin_error = pool_thread_pin(w->thread);
         w->pinned_usec = now_usec();
 
         for (size_t i = 0; i < w->n_items; i++) {
@@ -624,7 +714,6 @@ static void *worker_main(void *userdata) {
         }
         slot_drop(w);
         prefetch_stop(w);
-        return NULL;
 }
 
 static void workers_free(struct worker *workers, size_t n) {
@@ -752,26 +841,173 @@ static int workers_assign(struct online_pass *pass, struct worker *workers) {
         return 0;
 }
 
-/* Start a thread per worker with blocks, and wait for them all. */
-static void workers_run(struct worker *workers, size_t n) {
-        pthread_attr_t attr;
+/* The pass's worker has finished: the pass waits for the last one. */
+static void pass_worker_done(struct online_pass *pass) {
+        pthread_mutex_lock(&pass->done_lock);
+        if (--pass->running == 0)
+                pthread_cond_signal(&pass->done_cond);
+        pthread_mutex_unlock(&pass->done_lock);
+}
 
-        /* Workers need little stack; the daemon mlockall()s, so keep it small. */
+static void *pool_thread_main(void *userdata) {
+        struct pool_thread *t = userdata;
+
+        /* Before pinning: the helper may run on any CPU, in parallel. */
+        prefetcher_init(&t->pf);
+        for (;;) {
+                struct worker *w;
+
+                pthread_mutex_lock(&t->lock);
+                while (!t->task && !t->quit)
+                        pthread_cond_wait(&t->cond, &t->lock);
+                w = TAKE_PTR(t->task);
+                pthread_mutex_unlock(&t->lock);
+                if (!w)
+                        break;
+                worker_run(w);
+                /* Free for the next pass before this one hears that it is done. */
+                pthread_mutex_lock(&t->pool->lock);
+                t->busy = false;
+                pthread_mutex_unlock(&t->pool->lock);
+                pass_worker_done(w->pass);
+        }
+        prefetcher_done(&t->pf);
+        return NULL;
+}
+
+static void pool_thread_free(struct pool_thread *t) {
+        if (!t)
+                return;
+        pthread_mutex_lock(&t->lock);
+        t->quit = true;
+        pthread_cond_signal(&t->cond);
+        pthread_mutex_unlock(&t->lock);
+        pthread_join(t->thread, NULL);
+        pthread_cond_destroy(&t->cond);
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+}
+
+/* A new thread for cpu, busy for the caller's pass; NULL when it cannot be started. */
+static struct pool_thread *pool_thread_new(struct online_pool *p, int cpu) {
+        struct pool_thread *t = calloc(1, sizeof(*t));
+        pthread_attr_t attr;
+        int r;
+
+        if (!t)
+                return NULL;
+        *t = (struct pool_thread) { .pool = p, .cpu = cpu, .busy = true };
+        pthread_mutex_init(&t->lock, NULL);
+        pthread_cond_init(&t->cond, NULL);
+        /* Writers need little stack; the daemon mlockall()s, so keep it small. */
         pthread_attr_init(&attr);
         (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
-        for (size_t i = 0; i < n; i++)
-                if (workers[i].n_items > 0)
-                        workers[i].started = pthread_create(&workers[i].thread, &attr, worker_main, &workers[i]) == 0;
+        r = pthread_create(&t->thread, &attr, pool_thread_main, t);
         pthread_attr_destroy(&attr);
-        /* A thread we could not create still gets its blocks done, unpinned, by us. */
-        for (size_t i = 0; i < n; i++)
-                if (workers[i].n_items > 0 && !workers[i].started) {
-                        workers[i].cpu = -1;
-                        worker_main(&workers[i]);
+        if (r != 0) {
+                pthread_cond_destroy(&t->cond);
+                pthread_mutex_destroy(&t->lock);
+                free(t);
+                return NULL;
+        }
+        pthread_mutex_lock(&p->lock);
+        if (GROW(p->threads, p->allocated, p->n + 1) < 0) {
+                pthread_mutex_unlock(&p->lock);
+                pool_thread_free(t);
+                return NULL;
+        }
+        p->threads[p->n++] = t;
+        pthread_mutex_unlock(&p->lock);
+        return t;
+}
+
+/* An idle thread of cpu, now busy for the caller's pass, or a new one; NULL when none can be had. */
+static struct pool_thread *pool_take(struct online_pool *p, int cpu) {
+        pthread_mutex_lock(&p->lock);
+        for (size_t i = 0; i < p->n; i++) {
+                struct pool_thread *t = p->threads[i];
+
+                if (!t->busy && t->cpu == cpu) {
+                        t->busy = true;
+                        pthread_mutex_unlock(&p->lock);
+                        return t;
                 }
+        }
+        pthread_mutex_unlock(&p->lock);
+        return pool_thread_new(p, cpu);
+}
+
+int online_pool_new(struct online_pool **ret) {
+        struct online_pool *p = calloc(1, sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        pthread_mutex_init(&p->lock, NULL);
+        *ret = p;
+        return 0;
+}
+
+void online_pool_free(struct online_pool *p) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n; i++)
+                pool_thread_free(p->threads[i]);
+        free(p->threads);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+}
+
+void online_pool_freep(struct online_pool **p) {
+        online_pool_free(*p);
+}
+
+void online_pool_repin(struct online_pool *p) {
+        if (p)
+                atomic_fetch_add(&p->pin_gen, 1);
+}
+
+size_t online_pool_threads(struct online_pool *p) {
+        size_t n;
+
+        if (!p)
+                return 0;
+        pthread_mutex_lock(&p->lock);
+        n = p->n;
+        pthread_mutex_unlock(&p->lock);
+        return n;
+}
+
+/*
+ * Hand each worker with blocks to a pool thread of its CPU, and wait for
+ * them all. A worker no thread could be had for runs here, unpinned.
+ */
+static void workers_run(struct online_pass *pass, struct online_pool *pool, struct worker *workers, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                struct pool_thread *t;
+
+                if (workers[i].n_items == 0)
+                        continue;
+                t = pool_take(pool, workers[i].cpu);
+                if (!t)
+                        continue;
+                workers[i].thread = t;
+                pthread_mutex_lock(&pass->done_lock);
+                pass->running++;
+                pthread_mutex_unlock(&pass->done_lock);
+                pthread_mutex_lock(&t->lock);
+                t->task = &workers[i];
+                pthread_cond_signal(&t->cond);
+                pthread_mutex_unlock(&t->lock);
+        }
         for (size_t i = 0; i < n; i++)
-                if (workers[i].started)
-                        pthread_join(workers[i].thread, NULL);
+                if (workers[i].n_items > 0 && !workers[i].thread) {
+                        workers[i].cpu = -1;
+                        worker_run(&workers[i]);
+                }
+        pthread_mutex_lock(&pass->done_lock);
+        while (pass->running > 0)
+                pthread_cond_wait(&pass->done_cond, &pass->done_lock);
+        pthread_mutex_unlock(&pass->done_lock);
 }
 
 /* One group's span, and the first writer's steps for the debug log. */
@@ -854,6 +1090,7 @@ static struct online_pass pass_new(const struct online_request *req, struct onli
 
 int online_write(const struct online_request *req, struct online_result **ret) {
         _cleanup_online_result_ struct online_result *res = NULL;
+        _cleanup_(online_pool_freep) struct online_pool *own_pool = NULL;
         _cleanup_close_ int memory_dir_fd = -1;
         struct worker *workers = NULL;
         uint64_t pass_start = now_usec();
@@ -884,9 +1121,16 @@ int online_write(const struct online_request *req, struct online_result **ret) {
         pass = pass_new(req, res, memory_dir_fd, memory_dir_error);
 
         r = workers_assign(&pass, workers);
+        /* Without the caller's pool, threads for this pass only. */
+        if (r >= 0 && !req->pool)
+                r = online_pool_new(&own_pool);
         if (r >= 0) {
                 pthread_mutex_init(&pass.arbiter.lock, NULL);
-                workers_run(workers, n_workers);
+                pthread_mutex_init(&pass.done_lock, NULL);
+                pthread_cond_init(&pass.done_cond, NULL);
+                workers_run(&pass, req->pool ?: own_pool, workers, n_workers);
+                pthread_cond_destroy(&pass.done_cond);
+                pthread_mutex_destroy(&pass.done_lock);
                 pthread_mutex_destroy(&pass.arbiter.lock);
                 result_collect(&pass, workers, pass_start);
                 *ret = TAKE_PTR(res);

@@ -10,8 +10,8 @@
 #include "progress.h"
 
 /*
- * Node workers: one pthread per planned CPU, pinned with
- * sched_setaffinity. Workers open their blocks' state files in parallel;
+ * Node workers: one pinned writer thread per planned CPU (kept in a pool
+ * between passes). Workers open their blocks' state files in parallel;
  * an arbiter hands out at most max_concurrent_writes kernel writes at a
  * time (the kernel serialises onlining under device_hotplug_lock anyway
  * and punishes contention with a 5 ms sleep-and-restart).
@@ -98,8 +98,26 @@ struct online_result {
         int pin_cpu;
 };
 
+/*
+ * Writer threads kept from pass to pass: one per CPU a pass writes from
+ * (more when passes put several workers on one CPU), each with the helper
+ * that opens its next state files. A thread is started when a pass first
+ * needs it, pins itself to its CPU, and sleeps between passes.
+ */
+struct online_pool;
+
+int online_pool_new(struct online_pool **ret);
+/* Ends and joins the threads; no pass may be running. */
+void online_pool_free(struct online_pool *p);
+void online_pool_freep(struct online_pool **p);
+/* CPUs went on- or offline: every thread pins itself again at its next pass. */
+void online_pool_repin(struct online_pool *p);
+/* How many writer threads the pool has started. */
+size_t online_pool_threads(struct online_pool *p);
+
 struct online_request {
         const char *sysfs_root;
+        struct online_pool *pool;       /* NULL: threads for this pass only */
         uint64_t block_size;
         const struct plan *plan;
         const struct policy *policy;

@@ -51,6 +51,8 @@ void runner_done(struct runner *c) {
         c->deferred = NULL;
         c->n_deferred = 0;
         acpi_span_cache_clear(&c->acpi_spans);
+        online_pool_free(TAKE_PTR(c->pool));
+        free(TAKE_PTR(c->pool_cpus));
 }
 
 bool runner_has_carried_over(const struct runner *c) {
@@ -501,6 +503,25 @@ static void report_fallbacks(struct runner *c, const struct online_result *res) 
 }
 
 /*
+ * The writer threads the daemon keeps, started at the first job that
+ * writes. When CPUs went on- or offline since they pinned themselves (the
+ * topology's signature changed), they pin again: an offlined CPU took its
+ * threads' pin away. NULL without them: the pass starts its own threads.
+ */
+static struct online_pool *job_pool(struct runner *c, const struct topology *t) {
+        if (!c->keep_writers)
+                return NULL;
+        if (!c->pool && online_pool_new(&c->pool) < 0)
+                return NULL;
+        if (!streq(strempty(c->pool_cpus), strempty(t->signature))) {
+                online_pool_repin(c->pool);
+                free(c->pool_cpus);
+                c->pool_cpus = t->signature ? strdup(t->signature) : NULL;
+        }
+        return c->pool;
+}
+
+/*
  * Online the plan's blocks; a main pass may hold each zone's last block for
  * the queued batch. Not when it adopted blocks: the queued events are most
  * likely theirs, and the block would wait for them for nothing.
@@ -519,6 +540,7 @@ static int write_plan(struct runner *c, struct job *j, struct topology *t, const
                 .n_held_in = hold ? c->n_held : 0,
                 .progress = c->progress,
                 .ops = c->ops,
+                .pool = job_pool(c, t),
         };
         int r;
 

@@ -36,6 +36,9 @@ struct runner {
         size_t n_deferred;
         bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
         struct acpi_span_cache acpi_spans; /* DIMM spans, kept between jobs while their links stay */
+        bool keep_writers;              /* keep the writer threads between jobs (the daemon) */
+        struct online_pool *pool;       /* those threads, once a job has started them */
+        char *pool_cpus;                /* the topology's signature when they last pinned */
 };
 
 /* Drop what the runner keeps between jobs. */

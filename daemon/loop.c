@@ -64,7 +64,18 @@ struct loop {
         bool rescan_pending;
         const char *rescan_trigger;
 
+        /*
+         * The runner thread, started with the first job and kept: a job is
+         * handed to it under runner_lock (runner_job), and it says it is
+         * done through done_fd. job is the running job, the loop's to free.
+         */
         pthread_t runner;
+        bool runner_started;
+        pthread_mutex_t runner_lock;
+        pthread_cond_t runner_cond;
+        struct job *runner_job;         /* handed over, not yet taken */
+        bool runner_quit;
+        atomic_bool job_finished;       /* the runner is done with job */
         bool runner_busy;
         struct job *job;
         int done_fd;                    /* eventfd: the runner finished */
@@ -80,17 +91,29 @@ struct loop {
         bool starving;                  /* pings withheld */
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
-        uint64_t timer_wakeups;
+        uint64_t timer_wakeups, runner_starts;
 };
 
 static void remove_progress_file(struct loop *c);
 
 bool loop_reap_runner(struct loop *c) {
-        if (c->runner_busy && pthread_tryjoin_np(c->runner, NULL) == 0) {
+        if (c->runner_busy && atomic_load(&c->job_finished)) {
                 c->runner_busy = false;
                 job_free(TAKE_PTR(c->job));
         }
         return !c->runner_busy;
+}
+
+/* The idle runner thread ends. */
+static void stop_runner(struct loop *c) {
+        if (!c->runner_started)
+                return;
+        pthread_mutex_lock(&c->runner_lock);
+        c->runner_quit = true;
+        pthread_cond_signal(&c->runner_cond);
+        pthread_mutex_unlock(&c->runner_lock);
+        pthread_join(c->runner, NULL);
+        c->runner_started = false;
 }
 
 void loop_free(struct loop *c) {
@@ -103,6 +126,9 @@ void loop_free(struct loop *c) {
                  * process exits next; leave them to it.
                  */
                 return;
+        stop_runner(c);
+        pthread_cond_destroy(&c->runner_cond);
+        pthread_mutex_destroy(&c->runner_lock);
         for (size_t i = 0; i < c->n_dax_pending; i++)
                 free(c->dax_pending[i]);
         free(c->dax_pending);
@@ -293,14 +319,27 @@ static void retry_later(struct loop *c, const char *what, int error) {
         schedule_retry(c, true);
 }
 
+/* The runner thread: one job after another, as the loop hands them over, until told to quit. */
 static void *runner_main(void *userdata) {
         struct loop *c = userdata;
         uint64_t one = 1;
 
-        c->job->error = runner_process(&c->runner_ctx, c->job);
-        /* Wake the event loop; it joins us. */
-        if (write(c->done_fd, &one, sizeof(one)) < 0)
-                RET_GATHER(c->job->error, -errno);
+        for (;;) {
+                struct job *j;
+
+                pthread_mutex_lock(&c->runner_lock);
+                while (!c->runner_job && !c->runner_quit)
+                        pthread_cond_wait(&c->runner_cond, &c->runner_lock);
+                j = TAKE_PTR(c->runner_job);
+                pthread_mutex_unlock(&c->runner_lock);
+                if (!j)
+                        break;
+                j->error = runner_process(&c->runner_ctx, j);
+                /* The job is the loop's again: wake it. */
+                atomic_store(&c->job_finished, true);
+                if (write(c->done_fd, &one, sizeof(one)) < 0)
+                        report_log_errno(c->reporter, LOG_ERR, NULL, errno, "cannot wake the event loop: %m");
+        }
         return NULL;
 }
 
@@ -311,9 +350,8 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
 
         if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
                 return 0;
-        if (!c->runner_busy)
+        if (!c->runner_busy || !atomic_load(&c->job_finished))
                 return 0;
-        pthread_join(c->runner, NULL);
         c->runner_busy = false;
         j = TAKE_PTR(c->job);
         (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
@@ -391,14 +429,22 @@ static int on_progress(sd_event_source *s, uint64_t usec, void *userdata) {
 static int start_job(struct loop *c, struct job *j) {
         int r;
 
+        if (!c->runner_started) {
+                r = -pthread_create(&c->runner, NULL, runner_main, c);
+                if (r < 0) {
+                        job_free(j);
+                        return r;
+                }
+                c->runner_started = true;
+                c->runner_starts++;
+        }
         job_progress_reset(&c->progress);
         c->job = j;
-        r = -pthread_create(&c->runner, NULL, runner_main, c);
-        if (r < 0) {
-                c->job = NULL;
-                job_free(j);
-                return r;
-        }
+        atomic_store(&c->job_finished, false);
+        pthread_mutex_lock(&c->runner_lock);
+        c->runner_job = j;
+        pthread_cond_signal(&c->runner_cond);
+        pthread_mutex_unlock(&c->runner_lock);
         c->runner_busy = true;
         c->last_alive_usec = now_usec();
         if (c->progress_source) {
@@ -808,6 +854,8 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 return -ENOMEM;
         c->done_fd = -1;
         c->runtime_dir_fd = -1;
+        pthread_mutex_init(&c->runner_lock, NULL);
+        pthread_cond_init(&c->runner_cond, NULL);
         c->reporter = cfg->reporter;
         c->config_explicit = cfg->config_explicit;
         c->config_path = strdup(cfg->config_path);
@@ -836,6 +884,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 .progress = &c->progress,
                 .ops = cfg->ops,
                 .out = stdout,
+                .keep_writers = true,
         };
         c->stop_timeout_usec = cfg->stop_timeout_usec ?: STOP_TIMEOUT_USEC;
 
@@ -867,6 +916,7 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .failed = c->total_failed,
                 .batches = c->batches,
                 .timer_wakeups = c->timer_wakeups,
+                .runner_starts = c->runner_starts,
                 .runner_busy = c->runner_busy,
                 /* The runner's state is its thread's while it runs. */
                 .held = !c->runner_busy && runner_has_carried_over(&c->runner_ctx),

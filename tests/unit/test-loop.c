@@ -36,6 +36,7 @@ struct fake_kernel {
         bool released;
         bool stuck_now;                 /* a writer waits in the stuck block */
         unsigned writes;
+        pid_t writer[64];               /* the thread that wrote memoryN, N < 64 */
 };
 
 struct fixture {
@@ -74,6 +75,8 @@ static int kernel_write(void *userdata, const char *root, uint64_t id, const cha
                 }
         k->stuck_now = false;
         k->writes++;
+        if (id < ELEMENTSOF(k->writer))
+                k->writer[id] = gettid();
         pthread_mutex_unlock(&k->lock);
         if (k->delay_usec)
                 usleep((useconds_t) k->delay_usec);
@@ -798,8 +801,45 @@ static void test_no_timer_turns_while_busy(void **state) {
         assert_in_range(st.timer_wakeups, 0, 3);
 }
 
+/* ---- the runner and writer threads are started once, not per batch ---- */
+
+static void warm_feed(struct fixture *f) {
+        static uint64_t next = 40;
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        if (st.runner_busy) {
+                at(f, 5, warm_feed);
+                return;
+        }
+        if (next < 43) {
+                add_and_feed(f, next++);
+                at(f, 50, warm_feed);
+        } else
+                stop_when_idle(f);
+}
+
+static void test_threads_kept(void **state) {
+        struct fixture *f = *state;
+        struct loop_stats st;
+
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, warm_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        loop_get_stats(f->loop, &st);
+        /* The coldplug and three batches, one block each after it. */
+        assert_int_equal(st.batches, 4);
+        assert_int_equal(st.runner_starts, 1);
+        for (uint64_t id = 40; id < 43; id++) {
+                assert_true(has_state(f, id, "online_movable"));
+                /* Every batch wrote from the thread the first one started (node1's writer). */
+                assert_int_equal(f->kernel.writer[id], f->kernel.writer[32]);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_threads_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_broken_keeps_policy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_switches_event_source, setup, teardown),

@@ -13,6 +13,7 @@
 #include "batch.h"
 #include "blocks.h"
 #include "coexist.h"
+#include "handoff.h"
 #include "loop.h"
 #include "monitor.h"
 #include "policy.h"
@@ -66,15 +67,12 @@ struct loop {
 
         /*
          * The runner thread, started with the first job and kept: a job is
-         * handed to it under runner_lock (runner_job), and it says it is
-         * done through done_fd. job is the running job, the loop's to free.
+         * handed to it through runner_jobs, and it says it is done through
+         * done_fd. job is the running job, the loop's to free.
          */
         pthread_t runner;
         bool runner_started;
-        pthread_mutex_t runner_lock;
-        pthread_cond_t runner_cond;
-        struct job *runner_job;         /* handed over, not yet taken */
-        bool runner_quit;
+        struct handoff runner_jobs;
         atomic_bool job_finished;       /* the runner is done with job */
         bool runner_busy;
         struct job *job;
@@ -108,10 +106,7 @@ bool loop_reap_runner(struct loop *c) {
 static void stop_runner(struct loop *c) {
         if (!c->runner_started)
                 return;
-        pthread_mutex_lock(&c->runner_lock);
-        c->runner_quit = true;
-        pthread_cond_signal(&c->runner_cond);
-        pthread_mutex_unlock(&c->runner_lock);
+        handoff_close(&c->runner_jobs);
         pthread_join(c->runner, NULL);
         c->runner_started = false;
 }
@@ -127,8 +122,7 @@ void loop_free(struct loop *c) {
                  */
                 return;
         stop_runner(c);
-        pthread_cond_destroy(&c->runner_cond);
-        pthread_mutex_destroy(&c->runner_lock);
+        handoff_done(&c->runner_jobs);
         for (size_t i = 0; i < c->n_dax_pending; i++)
                 free(c->dax_pending[i]);
         free(c->dax_pending);
@@ -323,17 +317,9 @@ static void retry_later(struct loop *c, const char *what, int error) {
 static void *runner_main(void *userdata) {
         struct loop *c = userdata;
         uint64_t one = 1;
+        struct job *j;
 
-        for (;;) {
-                struct job *j;
-
-                pthread_mutex_lock(&c->runner_lock);
-                while (!c->runner_job && !c->runner_quit)
-                        pthread_cond_wait(&c->runner_cond, &c->runner_lock);
-                j = TAKE_PTR(c->runner_job);
-                pthread_mutex_unlock(&c->runner_lock);
-                if (!j)
-                        break;
+        while ((j = handoff_take(&c->runner_jobs))) {
                 j->error = runner_process(&c->runner_ctx, j);
                 /* The job is the loop's again: wake it. */
                 atomic_store(&c->job_finished, true);
@@ -441,10 +427,7 @@ static int start_job(struct loop *c, struct job *j) {
         job_progress_reset(&c->progress);
         c->job = j;
         atomic_store(&c->job_finished, false);
-        pthread_mutex_lock(&c->runner_lock);
-        c->runner_job = j;
-        pthread_cond_signal(&c->runner_cond);
-        pthread_mutex_unlock(&c->runner_lock);
+        handoff_give(&c->runner_jobs, j);
         c->runner_busy = true;
         c->last_alive_usec = now_usec();
         if (c->progress_source) {
@@ -854,8 +837,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 return -ENOMEM;
         c->done_fd = -1;
         c->runtime_dir_fd = -1;
-        pthread_mutex_init(&c->runner_lock, NULL);
-        pthread_cond_init(&c->runner_cond, NULL);
+        handoff_init(&c->runner_jobs);
         c->reporter = cfg->reporter;
         c->config_explicit = cfg->config_explicit;
         c->config_path = strdup(cfg->config_path);

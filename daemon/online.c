@@ -6,6 +6,7 @@
 #include <sys/param.h>
 #include <time.h>
 #include "cpuset.h"
+#include "handoff.h"
 #include "online.h"
 #include "sysfs.h"
 #include "util.h"
@@ -128,10 +129,7 @@ struct pool_thread {
         struct online_pool *pool;
         int cpu;                        /* -1 = unpinned */
         pthread_t thread;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        struct worker *task;            /* handed over by a pass, taken by the thread */
-        bool quit;
+        struct handoff tasks;           /* workers from passes */
         bool busy;                      /* under pool->lock: a pass holds it */
         unsigned pinned_gen;            /* pool->pin_gen when it last pinned itself */
         bool pinned;                    /* has pinned itself at all */
@@ -851,19 +849,11 @@ static void pass_worker_done(struct online_pass *pass) {
 
 static void *pool_thread_main(void *userdata) {
         struct pool_thread *t = userdata;
+        struct worker *w;
 
         /* Before pinning: the helper may run on any CPU, in parallel. */
         prefetcher_init(&t->pf);
-        for (;;) {
-                struct worker *w;
-
-                pthread_mutex_lock(&t->lock);
-                while (!t->task && !t->quit)
-                        pthread_cond_wait(&t->cond, &t->lock);
-                w = TAKE_PTR(t->task);
-                pthread_mutex_unlock(&t->lock);
-                if (!w)
-                        break;
+        while ((w = handoff_take(&t->tasks))) {
                 worker_run(w);
                 /* Free for the next pass before this one hears that it is done. */
                 pthread_mutex_lock(&t->pool->lock);
@@ -878,13 +868,9 @@ static void *pool_thread_main(void *userdata) {
 static void pool_thread_free(struct pool_thread *t) {
         if (!t)
                 return;
-        pthread_mutex_lock(&t->lock);
-        t->quit = true;
-        pthread_cond_signal(&t->cond);
-        pthread_mutex_unlock(&t->lock);
+        handoff_close(&t->tasks);
         pthread_join(t->thread, NULL);
-        pthread_cond_destroy(&t->cond);
-        pthread_mutex_destroy(&t->lock);
+        handoff_done(&t->tasks);
         free(t);
 }
 
@@ -897,16 +883,14 @@ static struct pool_thread *pool_thread_new(struct online_pool *p, int cpu) {
         if (!t)
                 return NULL;
         *t = (struct pool_thread) { .pool = p, .cpu = cpu, .busy = true };
-        pthread_mutex_init(&t->lock, NULL);
-        pthread_cond_init(&t->cond, NULL);
+        handoff_init(&t->tasks);
         /* Writers need little stack; the daemon mlockall()s, so keep it small. */
         pthread_attr_init(&attr);
         (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
         r = pthread_create(&t->thread, &attr, pool_thread_main, t);
         pthread_attr_destroy(&attr);
         if (r != 0) {
-                pthread_cond_destroy(&t->cond);
-                pthread_mutex_destroy(&t->lock);
+                handoff_done(&t->tasks);
                 free(t);
                 return NULL;
         }
@@ -994,10 +978,7 @@ static void workers_run(struct online_pass *pass, struct online_pool *pool, stru
                 pthread_mutex_lock(&pass->done_lock);
                 pass->running++;
                 pthread_mutex_unlock(&pass->done_lock);
-                pthread_mutex_lock(&t->lock);
-                t->task = &workers[i];
-                pthread_cond_signal(&t->cond);
-                pthread_mutex_unlock(&t->lock);
+                handoff_give(&t->tasks, &workers[i]);
         }
         for (size_t i = 0; i < n; i++)
                 if (workers[i].n_items > 0 && !workers[i].thread) {

@@ -52,6 +52,22 @@ int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name
         return 0;
 }
 
+int memdev_set_copy(const struct memdev_set *src, struct memdev_set *ret) {
+        _cleanup_(memdev_set_clear) struct memdev_set s = {};
+        int r;
+
+        for (size_t i = 0; i < src->n; i++) {
+                r = memdev_set_add(&s, src->devs[i].kind, src->devs[i].name, src->devs[i].start, src->devs[i].end);
+                if (r < 0)
+                        return r;
+                s.devs[i].dynamic = src->devs[i].dynamic;
+        }
+        memdev_set_clear(ret);
+        *ret = s;
+        s = (struct memdev_set) {};
+        return 0;
+}
+
 static int cmp_memdev(const void *a, const void *b) {
         const struct memdev *x = a, *y = b;
 

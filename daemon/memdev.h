@@ -47,6 +47,9 @@ void memdev_set_clear(struct memdev_set *s);
 /* Add one device; its span must not overlap another's (-EEXIST), name is copied. */
 int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name, uint64_t start, uint64_t end);
 
+/* A copy of src, in the same order, into *ret (replaced on success). */
+int memdev_set_copy(const struct memdev_set *src, struct memdev_set *ret);
+
 /* Sort by start and check that no spans overlap: call once after the adds. -EEXIST on overlap. */
 int memdev_set_seal(struct memdev_set *s);
 

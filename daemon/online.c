@@ -79,6 +79,8 @@ struct online_pass {
         pthread_mutex_t done_lock;
         pthread_cond_t done_cond;
         size_t running;                 /* workers handed to pool threads that have not finished */
+        atomic_bool wrote;              /* a write has returned */
+        bool wrote_seen;                /* under done_lock: the caller may run after_first_write */
         unsigned writes_per_turn;
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
@@ -582,6 +584,12 @@ static bool write_in_slot(struct worker *w, struct block_result *br, const struc
         t0 = now_usec();
         r = write_state(pass, br->id, rb->fd, value);
         t1 = now_usec();
+        if (!atomic_load(&pass->wrote) && !atomic_exchange(&pass->wrote, true)) {
+                pthread_mutex_lock(&pass->done_lock);
+                pass->wrote_seen = true;
+                pthread_cond_signal(&pass->done_cond);
+                pthread_mutex_unlock(&pass->done_lock);
+        }
         br->cpu = sched_getcpu();
         /* A failure leads to a backoff or a state read: not with the slot held. */
         if (r != 0 || ++w->streak >= pass->writes_per_turn)
@@ -963,9 +971,12 @@ size_t online_pool_threads(struct online_pool *p) {
 
 /*
  * Hand each worker with blocks to a pool thread of its CPU, and wait for
- * them all. A worker no thread could be had for runs here, unpinned.
+ * them all, running after_first_write once the first write returned. A
+ * worker no thread could be had for runs here, unpinned.
  */
 static void workers_run(struct online_pass *pass, struct online_pool *pool, struct worker *workers, size_t n) {
+        void (*hook)(void *userdata) = pass->req->after_first_write;
+
         for (size_t i = 0; i < n; i++) {
                 struct pool_thread *t;
 
@@ -986,9 +997,19 @@ static void workers_run(struct online_pass *pass, struct online_pool *pool, stru
                         worker_run(&workers[i]);
                 }
         pthread_mutex_lock(&pass->done_lock);
-        while (pass->running > 0)
+        while (pass->running > 0) {
+                if (hook && pass->wrote_seen) {
+                        pthread_mutex_unlock(&pass->done_lock);
+                        hook(pass->req->userdata);
+                        hook = NULL;
+                        pthread_mutex_lock(&pass->done_lock);
+                        continue;
+                }
                 pthread_cond_wait(&pass->done_cond, &pass->done_lock);
+        }
         pthread_mutex_unlock(&pass->done_lock);
+        if (hook)
+                hook(pass->req->userdata);
 }
 
 /* One group's span, and the first writer's steps for the debug log. */

@@ -134,6 +134,13 @@ struct online_request {
         const uint64_t *held_in;
         size_t n_held_in;
         struct job_progress *progress;  /* NULL: nobody watches */
+        /*
+         * Run on the caller's thread once the pass's first write returned,
+         * while the pass goes on (or at its end, if nothing was written):
+         * work that would otherwise sit between two passes.
+         */
+        void (*after_first_write)(void *userdata);
+        void *userdata;
 };
 
 /*

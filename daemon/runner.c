@@ -39,7 +39,10 @@ void job_freep(struct job **j) {
 }
 
 
+static void say_pending_report(void *userdata);
+
 void runner_done(struct runner *c) {
+        say_pending_report(c);
         topology_free(c->topology);
         c->topology = NULL;
         free(c->held);
@@ -434,8 +437,8 @@ static struct pass_clock pass_clock_now(void) {
         return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
 }
 
-/* Blocks left offline because a rule could not be checked: one failure record each, counted for a retry. */
-static void report_undecided_blocks(struct runner *c, struct job *j, const struct plan *plan) {
+/* Blocks left offline because a rule could not be checked: one failure record each (counted for a retry). */
+static void report_undecided_blocks(struct runner *c, const struct plan *plan) {
         for (size_t i = 0; i < plan->n_skipped; i++) {
                 const struct plan_item *it = &plan->skipped[i];
                 int r;
@@ -445,7 +448,6 @@ static void report_undecided_blocks(struct runner *c, struct job *j, const struc
                                    (unsigned long long) it->block->id, it->reason);
                         continue;
                 }
-                j->undecided++;
                 r = report_undecided(c->reporter, it, c->reporter->batch_seq);
                 if (r < 0)
                         report_log_errno(c->reporter, LOG_WARNING, NULL, r,
@@ -455,7 +457,7 @@ static void report_undecided_blocks(struct runner *c, struct job *j, const struc
 }
 
 /* The zone changes the planner made on its own: never quiet. */
-static void report_zone_changes(struct runner *c, const struct job *j, const struct plan *plan) {
+static void report_zone_changes(struct runner *c, unsigned movable_ratio, const struct plan *plan) {
         const char *said[16];
         size_t n_said = 0, n_blocks = 0;
         uint64_t first_guarded = UINT64_MAX;
@@ -484,7 +486,7 @@ static void report_zone_changes(struct runner *c, const struct job *j, const str
                 report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_RATIO,
                            "%zu blocks from memory%llu on go to online_kernel instead of online_movable: "
                            "more movable memory would exceed the MOVABLE:KERNEL ratio of %u%%",
-                           n_blocks, (unsigned long long) first_guarded, j->policy->movable_ratio);
+                           n_blocks, (unsigned long long) first_guarded, movable_ratio);
         if (plan->n_fell_back > 0)
                 report_log(c->reporter, LOG_NOTICE, NULL,
                            "%zu blocks go to the kernel's own zone: the default zone is not valid for them "
@@ -526,6 +528,8 @@ static struct online_pool *job_pool(struct runner *c, const struct topology *t) 
  * the queued batch. Not when it adopted blocks: the queued events are most
  * likely theirs, and the block would wait for them for nothing.
  */
+static void say_pending_report(void *userdata);
+
 static int write_plan(struct runner *c, struct job *j, struct topology *t, const struct plan *plan,
                       struct pass *pass, struct online_result **ret) {
         bool hold = pass->main && j->adopted == 0 && hold_allowed(c, j->policy);
@@ -541,6 +545,9 @@ static int write_plan(struct runner *c, struct job *j, struct topology *t, const
                 .progress = c->progress,
                 .ops = c->ops,
                 .pool = job_pool(c, t),
+                /* The last batch's records, said while this one writes. */
+                .after_first_write = c->pending_report ? say_pending_report : NULL,
+                .userdata = c,
         };
         int r;
 
@@ -559,15 +566,15 @@ static bool all_skipped(const struct online_result *res) {
         return true;
 }
 
-static void report_written(struct runner *c, const struct pass *pass, const struct topology *t,
+static void report_written(struct runner *c, const struct pass *pass, uint64_t cpu_usec, uint64_t block_size,
                            const struct plan *plan, const struct online_result *res) {
         const struct pass_clock *clock = &pass->clock;
         struct batch_info info = {
                 .trigger = pass->trigger,
                 .first_event_usec = pass->first_event_usec,
-                .cpu_usec = cpu_time_usec() - clock->cpu_usec,
+                .cpu_usec = cpu_usec,
                 .prepare_usec = res->start_usec > clock->start_usec ? res->start_usec - clock->start_usec : 0,
-                .block_size = t->block_size,
+                .block_size = block_size,
         };
         int r;
 
@@ -597,45 +604,131 @@ static void count_written(struct job *j, struct topology *t, const struct online
         j->duration_usec += res->end_usec - res->start_usec;
 }
 
+/*
+ * What a pass has to say about itself: the planner's notices, its records
+ * and log lines, with all they describe. A main pass whose next batch is
+ * already queued keeps it until that batch's first write has returned
+ * (or until the next job ends): the boundary between two batches then
+ * holds no journal writes.
+ */
+struct pass_report {
+        struct block_set set;           /* the blocks the plan points into */
+        struct memdev_set devices;      /* their hotplug devices, copied from the topology */
+        struct plan *plan;
+        struct online_result *res;      /* NULL: nothing was written */
+        struct pass pass;
+        unsigned movable_ratio;
+        uint64_t block_size;
+        uint64_t cpu_usec;              /* the pass's CPU time, taken at its end */
+};
+
+static void pass_report_free(struct pass_report *r) {
+        if (!r)
+                return;
+        block_set_clear(&r->set);
+        memdev_set_clear(&r->devices);
+        plan_free(r->plan);
+        online_result_free(r->res);
+        free(r);
+}
+
+static void pass_report_freep(struct pass_report **r) {
+        pass_report_free(*r);
+}
+
+static void pass_report_say(struct runner *c, const struct pass_report *rep) {
+        const struct online_result *res = rep->res;
+
+        report_undecided_blocks(c, rep->plan);
+        report_zone_changes(c, rep->movable_ratio, rep->plan);
+        if (!res)
+                return;
+        warn_pin_failure(c, res);
+        report_fallbacks(c, res);
+        log_phases(c, &rep->pass.clock, res, rep->plan->n_items);
+        /* All online (another agent's), gone or held: no record. */
+        if (!all_skipped(res))
+                report_written(c, &rep->pass, rep->cpu_usec, rep->block_size, rep->plan, res);
+}
+
+/* Say what the last pass kept back, if anything. Also online_write()'s after_first_write. */
+static void say_pending_report(void *userdata) {
+        struct runner *c = userdata;
+        _cleanup_(pass_report_freep) struct pass_report *rep = TAKE_PTR(c->pending_report);
+
+        if (rep)
+                pass_report_say(c, rep);
+}
+
+/*
+ * Keep the report for later: it takes the blocks, and a copy of their
+ * hotplug devices (the topology's are replaced by the next job's).
+ */
+static int pass_report_keep(struct runner *c, struct pass_report *rep, const struct topology *t,
+                            struct block_set *set) {
+        int r;
+
+        r = memdev_set_copy(&t->devices, &rep->devices);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < set->n; i++)
+                if (set->blocks[i].memdev)
+                        set->blocks[i].memdev = &rep->devices.devs[set->blocks[i].memdev - t->devices.devs];
+        rep->set = *set;
+        *set = (struct block_set) {};
+        c->pending_report = rep;
+        c->pending_kept_now = true;
+        return 0;
+}
+
 /* Plan and online one set of blocks; fills the job's counters. */
 static int plan_and_write(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                          struct pass *pass, struct online_result **ret_res) {
-        _cleanup_plan_ struct plan *plan = NULL;
-        _cleanup_online_result_ struct online_result *res = NULL;
+                          struct pass *pass) {
+        _cleanup_(pass_report_freep) struct pass_report *rep = NULL;
         int r, r_held = 0;
 
-        r = plan_build(set, t, j->policy, &plan);
+        rep = calloc(1, sizeof(*rep));
+        if (!rep)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, -ENOMEM, "planning %zu blocks failed: %m", set->n);
+        r = plan_build(set, t, j->policy, &rep->plan);
         if (r < 0)
                 return report_log_errno(c->reporter, LOG_ERR, NULL, r, "planning %zu blocks failed: %m", set->n);
         if (c->dry_run) {
-                plan_print(plan, c->out);
+                plan_print(rep->plan, c->out);
                 fflush(c->out);
                 return 0;
         }
-        report_undecided_blocks(c, j, plan);
-        report_zone_changes(c, j, plan);
-        if (plan->n_items == 0)
-                return 0;
+        rep->movable_ratio = j->policy->movable_ratio;
+        rep->block_size = t->block_size;
+        j->undecided += rep->plan->n_undecided;
 
-        r = write_plan(c, j, t, plan, pass, &res);
-        if (r < 0)
-                return r;
-        if (pass->main) {
-                /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
-                r_held = keep_held(c, res);
-                if (r_held < 0)
-                        report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
+        if (rep->plan->n_items > 0) {
+                r = write_plan(c, j, t, rep->plan, pass, &rep->res);
+                rep->pass = *pass;      /* with the plan's phase, which the write marked */
+                if (r < 0) {
+                        say_pending_report(c);
+                        pass_report_say(c, rep);
+                        return r;
+                }
+                rep->cpu_usec = cpu_time_usec() - pass->clock.cpu_usec;
+                if (pass->main) {
+                        /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
+                        r_held = keep_held(c, rep->res);
+                        if (r_held < 0)
+                                report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
+                }
+                if (!all_skipped(rep->res))
+                        count_written(j, t, rep->res);
+        } else
+                rep->pass = *pass;
+        /* In order: what is still kept back (no write took it along) first. */
+        say_pending_report(c);
+        if (pass->main && rep->res && c->more_work && atomic_load(c->more_work) &&
+            pass_report_keep(c, rep, t, set) >= 0) {
+                TAKE_PTR(rep);
+                return r_held;
         }
-        warn_pin_failure(c, res);
-        report_fallbacks(c, res);
-        log_phases(c, &pass->clock, res, plan->n_items);
-        if (all_skipped(res))
-                return r_held;  /* all online (another agent's), gone or held: nothing to report */
-
-        report_written(c, pass, t, plan, res);
-        count_written(j, t, res);
-        if (ret_res)
-                *ret_res = TAKE_PTR(res);
+        pass_report_say(c, rep);
         return r_held;
 }
 
@@ -690,7 +783,6 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
                              const struct pmem_convert_result *conv, uint64_t event_usec) {
         struct pass pass = { .trigger = "dax", .first_event_usec = event_usec, .clock = pass_clock_now() };
         _cleanup_topology_ struct topology *t = NULL;
-        _cleanup_online_result_ struct online_result *res = NULL;
         struct pmem_devices after = {};
         struct block_set set = {};
         const struct pmem_device *now;
@@ -716,7 +808,7 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         resolve_nodes(c, j->policy, t, &set);
         attribute_blocks(c, &after, r, t->block_size, &set);
         load_devices(c, t, &after, &set);
-        (void) plan_and_write(c, &sub, t, &set, &pass, &res);
+        (void) plan_and_write(c, &sub, t, &set, &pass);
         j->onlined += sub.onlined;
         j->failed += sub.failed;
         j->undecided += sub.undecided;
@@ -909,7 +1001,7 @@ static int job_topology(struct runner *c, struct job *j, struct topology **ret,
 }
 
 int runner_process(struct runner *c, struct job *j) {
-        struct pass_clock clock = pass_clock_now();
+        struct pass_clock clock = (c->pending_kept_now = false, pass_clock_now());
         struct topology_error terr = {};
         struct pass pass;
         struct topology *t = NULL;
@@ -977,8 +1069,11 @@ int runner_process(struct runner *c, struct job *j) {
         }
         pass = (struct pass) { .trigger = j->trigger, .first_event_usec = j->first_event_usec, .main = true,
                                .clock = clock };
-        r = plan_and_write(c, j, t, &set, &pass, NULL);
+        r = plan_and_write(c, j, t, &set, &pass);
 finish:
+        /* What the last job kept back, if this one had no write to take it along. */
+        if (!c->pending_kept_now)
+                say_pending_report(c);
         /* take_carried_over() emptied the list; the next job merges these into its ids. */
         c->deferred = TAKE_PTR(deferred);
         c->n_deferred = n_deferred;

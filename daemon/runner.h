@@ -18,6 +18,8 @@
  * thread; --once, --dry-run and the benchmarks call it directly.
  */
 
+struct pass_report;
+
 struct runner {
         const char *sysfs_root;
         struct reporter *reporter;
@@ -38,10 +40,12 @@ struct runner {
         struct acpi_span_cache acpi_spans; /* DIMM spans, kept between jobs while their links stay */
         bool keep_writers;              /* keep the writer threads between jobs (the daemon) */
         struct online_pool *pool;       /* those threads, once a job has started them */
+        struct pass_report *pending_report; /* a batch's records, said after the next batch's first write */
+        bool pending_kept_now;          /* the running job kept it */
         char *pool_cpus;                /* the topology's signature when they last pinned */
 };
 
-/* Drop what the runner keeps between jobs. */
+/* Say what the last job kept back, and drop what the runner keeps between jobs. */
 void runner_done(struct runner *c);
 /* Blocks wait offline for a next job: held back in their zone, or of a node not known yet. */
 bool runner_has_carried_over(const struct runner *c);

@@ -728,8 +728,79 @@ static void test_virtio_mem_without_iomem(void **state) {
         assert_int_equal(topology_kernel_early(f->runner.topology, 1), 1ULL << 30);
 }
 
+/* ---- a batch's records wait for the next batch's first write ---- */
+
+struct record_watch {
+        struct fixture *f;
+        uint64_t seq_at_write[128];     /* the last batch record out when memoryN was written */
+};
+
+static int watch_write(void *userdata, uint64_t id, int fd, const char *value) {
+        struct record_watch *w = userdata;
+
+        if (id < ELEMENTSOF(w->seq_at_write))
+                w->seq_at_write[id] = __atomic_load_n(&w->f->rep.batch_seq, __ATOMIC_SEQ_CST);
+        return online_write_state_file(fd, value);
+}
+
+static bool out_has(struct fixture *f, const char *text) {
+        fflush(f->out_f);
+        return f->out && strstr(f->out, text);
+}
+
+static void test_records_after_next_write(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n");
+        struct record_watch w = { .f = f };
+        struct online_ops ops = { .write_file = watch_write, .userdata = &w };
+        atomic_bool more = true;
+        const char *one, *two;
+
+        f->runner.ops = &ops;
+        f->runner.more_work = &more;
+        fake_add_blocks(f->root, 32, 4, 1, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 40, 2, 1, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 50, 1, 1, "offline", "Movable Normal");
+
+        /* Another batch is queued: the records wait (and memory33, the zone's hole, waits for it too). */
+        assert_int_equal(run_batch(f, p, 32, 4, NULL, 0, false), 3);
+        assert_int_equal(f->rep.batch_seq, 0);
+        assert_false(out_has(f, "MEMONLINE_BATCH="));
+
+        /* The next batch's first write went out before them; then they, then its own (nothing queued now). */
+        atomic_store(&more, false);
+        assert_int_equal(run_batch(f, p, 40, 2, NULL, 0, false), 3);
+        assert_int_equal(w.seq_at_write[40], 0);
+        assert_int_equal(f->rep.batch_seq, 2);
+        one = strstr(f->out, "MEMONLINE_BATCH=1 ");
+        two = strstr(f->out, "MEMONLINE_BATCH=2 ");
+        assert_non_null(one);
+        assert_non_null(two);
+        assert_true(one < two);
+        assert_non_null(strstr(one, "MEMONLINE_BLOCKS=3 "));
+        assert_non_null(strstr(two, "MEMONLINE_BLOCKS=3 "));
+        assert_state(f, 33, "online_movable");
+
+        /* Kept again; a job with nothing to write says them at its end. */
+        atomic_store(&more, true);
+        assert_int_equal(run_batch(f, p, 50, 1, NULL, 0, false), 1);
+        assert_int_equal(f->rep.batch_seq, 2);
+        assert_int_equal(run_batch(f, p, 32, 1, NULL, 0, false), 0);
+        assert_int_equal(f->rep.batch_seq, 3);
+        assert_true(out_has(f, "MEMONLINE_BATCH=3 "));
+
+        /* And the runner's end says what it still keeps. */
+        fake_add_blocks(f->root, 60, 1, 1, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 60, 1, NULL, 0, false), 1);
+        assert_int_equal(f->rep.batch_seq, 3);
+        runner_done(&f->runner);
+        assert_int_equal(f->rep.batch_seq, 4);
+        assert_true(out_has(f, "MEMONLINE_BATCH=4 "));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_records_after_next_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_linked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_linked_excluded, setup, teardown),

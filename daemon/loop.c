@@ -53,6 +53,7 @@ struct loop {
         enum event_source monitor_source_kind;  /* what monitor listens to */
         struct event_feed feed;
         struct batcher batcher;
+        uint64_t looked_on_arrival;     /* first_usec of the pending batch whose link was looked at as it came */
         /* Online events since the last job, and whether blocks went offline or away. */
         struct batcher touched;
         bool topology_reload;
@@ -474,13 +475,18 @@ static bool policy_converts(const struct policy *p) {
  * window closes: once the latest one's block is linked to its node, its
  * add is over, and the batch takes the linked blocks whose events are
  * still on the way (topology_refresh_adopt()). Waiting on for udev's
- * trickle of their events (about 10 ms each) would only delay them.
+ * trickle of their events (about 10 ms each) would only delay them. The
+ * link is looked at as the batch's first events come (a single device's
+ * add is usually over by then: its first block goes online at once), and
+ * again settle_ms after the first, when the add was still running.
  */
 static bool batch_added(struct loop *c, uint64_t now) {
+        bool arriving = c->batcher.n > 0 && c->looked_on_arrival != c->batcher.first_usec;
         uint64_t id;
 
-        if (now < batcher_added_deadline(&c->batcher) || !batcher_last_id(&c->batcher, &id))
+        if ((!arriving && now < batcher_added_deadline(&c->batcher)) || !batcher_last_id(&c->batcher, &id))
                 return false;
+        c->looked_on_arrival = c->batcher.first_usec;
         if (block_linked(c->sysfs_root, id) <= 0)
                 return false;
         report_log(c->reporter, LOG_DEBUG, NULL,

@@ -652,8 +652,12 @@ static void held_feed(struct fixture *f) {
                 at(f, 5, held_feed);
                 return;
         }
-        /* A batch waits (long settle time): the runner holds the zone's hole block for it. */
-        add_and_feed(f, 40);
+        /*
+         * A batch waits (its add still runs: no node link yet, and a long
+         * settle time): the runner holds the zone's hole block for it.
+         */
+        fake_add_block(f->root, 40, -1, "offline", "Movable Normal");
+        feed_add(f, 40);
 }
 
 static bool held_was_seen;
@@ -779,6 +783,36 @@ static void test_unlinked_batch_waits(void **state) {
         assert_true(has_state(f, 40, "offline"));
 }
 
+static bool arrival_online;
+
+static void arrival_check(struct fixture *f) {
+        arrival_online = has_state(f, 40, "online_movable");
+        stop_when_idle(f);
+}
+
+static void arrival_feed(struct fixture *f) {
+        if (!has_state(f, 35, "online_movable")) {
+                at(f, 5, arrival_feed);
+                return;
+        }
+        /* A single device's add is over when its first event comes: its block is linked. */
+        add_and_feed(f, 40);
+        at(f, 300, arrival_check);
+}
+
+static void test_linked_batch_starts_on_arrival(void **state) {
+        struct fixture *f = *state;
+
+        f->rep.max_priority = LOG_DEBUG;
+        start_with(f, "[daemon]\nsettle_ms = 2000\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 0, 0);
+        at(f, 5, arrival_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        /* Online 300 ms after its event, not after the 2 s settle window. */
+        assert_true(arrival_online);
+        assert_true(err_has(f, "is linked to its node: its add is over, the batch starts 0 ms after its first event"));
+}
+
 static void busy_feed(struct fixture *f) {
         /* Due 25 ms from now, while the coldplug still writes (4 x 100 ms). */
         add_and_feed(f, 40);
@@ -851,6 +885,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_hold_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_linked_batch_starts_early, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unlinked_batch_waits, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_linked_batch_starts_on_arrival, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),
         };
 

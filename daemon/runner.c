@@ -56,6 +56,7 @@ void runner_done(struct runner *c) {
         acpi_span_cache_clear(&c->acpi_spans);
         online_pool_free(TAKE_PTR(c->pool));
         free(TAKE_PTR(c->pool_cpus));
+        pmem_devices_clear(&c->dax);
 }
 
 bool runner_has_carried_over(const struct runner *c) {
@@ -1000,6 +1001,27 @@ static int job_topology(struct runner *c, struct job *j, struct topology **ret,
         return 0;
 }
 
+/*
+ * The dax devices for this job, kept in c->dax between jobs: the scan
+ * handle_dax() made (fresh), read whole for rescans (events may have been
+ * lost), else brought up to date (pmem_scan_update()). 0 or -errno; after
+ * a failure no device is known (and the next job scans whole).
+ */
+static int job_dax_devices(struct runner *c, const struct job *j, struct pmem_devices *fresh) {
+        int r;
+
+        if (fresh) {
+                pmem_devices_clear(&c->dax);
+                c->dax = *fresh;
+                *fresh = (struct pmem_devices) {};
+                return 0;
+        }
+        r = j->ids ? pmem_scan_update(c->sysfs_root, &c->dax) : pmem_scan(c->sysfs_root, &c->dax);
+        if (r < 0)
+                pmem_devices_clear(&c->dax);
+        return r;
+}
+
 int runner_process(struct runner *c, struct job *j) {
         struct pass_clock clock = (c->pending_kept_now = false, pass_clock_now());
         struct topology_error terr = {};
@@ -1057,13 +1079,13 @@ int runner_process(struct runner *c, struct job *j) {
                 }
         }
         pass_mark(&clock, PHASE_NODES);
-        r = scanned ? 0 : pmem_scan(c->sysfs_root, &devs);
-        attribute_blocks(c, &devs, r, t->block_size, &set);
+        r = job_dax_devices(c, j, scanned ? &devs : NULL);
+        attribute_blocks(c, &c->dax, r, t->block_size, &set);
         pass_mark(&clock, PHASE_DAX);
-        load_devices(c, t, &devs, &set);
+        load_devices(c, t, &c->dax, &set);
         pass_mark(&clock, PHASE_DEVICES);
         if (c->dry_run) {
-                r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
+                r = pmem_print_decisions(&c->dax, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
                 if (r < 0)
                         report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot print dax decisions: %m");
         }

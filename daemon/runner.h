@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "pmem.h"
 #include "policy.h"
 #include "online.h"
 #include "progress.h"
@@ -38,6 +39,7 @@ struct runner {
         size_t n_deferred;
         bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
         struct acpi_span_cache acpi_spans; /* DIMM spans, kept between jobs while their links stay */
+        struct pmem_devices dax;        /* the dax devices, kept between jobs (pmem_scan_update()) */
         bool keep_writers;              /* keep the writer threads between jobs (the daemon) */
         struct online_pool *pool;       /* those threads, once a job has started them */
         struct pass_report *pending_report; /* a batch's records, said after the next batch's first write */

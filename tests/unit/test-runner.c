@@ -520,6 +520,39 @@ static void test_dax_unreadable_fail_safe(void **state) {
         assert_non_null(strstr(f->err, "cannot read 1 dax device (dax1.0: Is a directory)"));
 }
 
+/*
+ * The dax devices are kept from batch to batch. dax0.0 destroyed and made
+ * again elsewhere between two batches (a CXL region created anew) is
+ * read again: its rule still finds its new blocks. Kept as it was, they
+ * would belong to no device and take the default zone.
+ */
+static void test_dax_remade_between_batches(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[device dax0.0]\n"
+                               "zone = online_kernel\n");
+        struct fake_dax d = { .region = 0, .id = 0, .driver = "kmem", .start = 300 * BS, .size = 4 * BS,
+                              .target_node = 2 };
+        _cleanup_free_ char *dir = NULL, *again = NULL;
+
+        dir = fake_add_dax_device(f->root, &d);
+        fake_add_blocks(f->root, 300, 4, 2, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 300, 4, NULL, 0, false), 4);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "online_kernel");
+
+        /* Made again at 400 * BS: a new directory (an hmem-like parent here), then the old one goes. */
+        d.start = 400 * BS;
+        d.no_nd = true;
+        fake_unlink(f->root, "bus/dax/devices/dax0.0");
+        again = fake_add_dax_device(f->root, &d);
+        fake_remove_dir_tree(f->root, dir);
+        fake_add_blocks(f->root, 400, 4, 2, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 400, 4, NULL, 0, false), 4);
+        for (uint64_t id = 400; id < 404; id++)
+                assert_state(f, id, "online_kernel");
+}
+
 /* A devdax device present at start is considered by the coldplug pass, not only by live dax events. */
 static void test_devdax_on_rescan(void **state) {
         struct fixture *f = *state;
@@ -813,6 +846,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unresolved_node_patience, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dax_unreadable_fail_safe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_devdax_on_rescan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dax_remade_between_batches, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_region_rule, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_dry_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),

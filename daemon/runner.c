@@ -53,7 +53,7 @@ void runner_done(struct runner *c) {
         free(c->deferred);
         c->deferred = NULL;
         c->n_deferred = 0;
-        acpi_span_cache_clear(&c->acpi_spans);
+        memdev_cache_clear(&c->devices);
         online_pool_free(TAKE_PTR(c->pool));
         free(TAKE_PTR(c->pool_cpus));
         pmem_devices_clear(&c->dax);
@@ -769,7 +769,7 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
         int r;
 
-        r = memdev_load(c->sysfs_root, t, devs, &c->acpi_spans, &s, &fw);
+        r = memdev_load(c->sysfs_root, t, devs, &c->devices, &s, &fw);
         if (r < 0) {
                 report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "memory devices unknown: %m");
                 return;

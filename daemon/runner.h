@@ -38,7 +38,7 @@ struct runner {
         uint64_t *deferred;             /* blocks of a node not known yet, for the next job */
         size_t n_deferred;
         bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
-        struct acpi_span_cache acpi_spans; /* DIMM spans, kept between jobs while their links stay */
+        struct memdev_cache devices;    /* DIMM spans and firmware memmap entries, kept between jobs */
         struct pmem_devices dax;        /* the dax devices, kept between jobs (pmem_scan_update()) */
         bool keep_writers;              /* keep the writer threads between jobs (the daemon) */
         struct online_pool *pool;       /* those threads, once a job has started them */

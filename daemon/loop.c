@@ -65,6 +65,7 @@ struct loop {
 
         bool rescan_pending;
         const char *rescan_trigger;
+        bool warm_pending;              /* the machine or its devices changed: warm the runner when idle */
 
         /*
          * The runner thread, started with the first job and kept: a job is
@@ -90,7 +91,7 @@ struct loop {
         bool starving;                  /* pings withheld */
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
-        uint64_t timer_wakeups, runner_starts;
+        uint64_t timer_wakeups, runner_starts, warm_jobs;
 };
 
 static void remove_progress_file(struct loop *c);
@@ -110,6 +111,25 @@ static void stop_runner(struct loop *c) {
         handoff_close(&c->runner_jobs);
         pthread_join(c->runner, NULL);
         c->runner_started = false;
+}
+
+/* A warm job: no blocks, no batch; it only brings what the runner keeps up to date. */
+static int new_warm_job(struct loop *c, struct job **ret) {
+        struct job *j = calloc(1, sizeof(*j));
+
+        if (!j)
+                return -ENOMEM;
+        j->ids = calloc(1, sizeof(uint64_t));
+        if (!j->ids) {
+                free(j);
+                return -ENOMEM;
+        }
+        j->policy = policy_ref(c->policy);
+        j->trigger = "warm";
+        j->warm = true;
+        c->warm_pending = false;
+        *ret = j;
+        return 0;
 }
 
 void loop_free(struct loop *c) {
@@ -344,13 +364,20 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
         remove_progress_file(c);
 
-        c->total_blocks += j->onlined;
-        c->total_bytes += j->bytes;
-        c->total_failed += j->failed;
-        c->batches++;
-        if (j->onlined || j->failed)
-                update_status(c, j);
-        schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0 || j->unreadable > 0 || j->dax_failed > 0);
+        if (j->warm_after)
+                c->warm_pending = true;
+        if (j->warm)
+                c->warm_jobs++;
+        else {
+                c->total_blocks += j->onlined;
+                c->total_bytes += j->bytes;
+                c->total_failed += j->failed;
+                c->batches++;
+                if (j->onlined || j->failed)
+                        update_status(c, j);
+                schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0 || j->unreadable > 0 ||
+                               j->dax_failed > 0);
+        }
         job_free(j);
 
         if (c->exiting)
@@ -504,7 +531,8 @@ static int take_due_job(struct loop *c, struct job **ret) {
 
         *ret = NULL;
         if (!c->rescan_pending && !due && c->n_dax_pending == 0)
-                return 0;
+                /* Nothing due: time to warm up, if the machine changed. */
+                return c->warm_pending ? new_warm_job(c, ret) : 0;
 
         j = calloc(1, sizeof(*j));
         if (!j)
@@ -623,7 +651,13 @@ static void handle_event(struct loop *c, const struct monitor_event *ev) {
         case MONITOR_MEMORY_REMOVE:
                 c->topology_reload = true;
                 break;
+        case MONITOR_MACHINE:
+        case MONITOR_DEVICE:
+        case MONITOR_DAX_REMOVE:
+                c->warm_pending = true;
+                break;
         case MONITOR_DAX_ADD:
+                c->warm_pending = true;
                 if (!c->policy->convert_devdax && c->policy->n_devices == 0)
                         break;
                 if (queue_dax(c, ev->devname) < 0) {
@@ -905,6 +939,7 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .batches = c->batches,
                 .timer_wakeups = c->timer_wakeups,
                 .runner_starts = c->runner_starts,
+                .warm_jobs = c->warm_jobs,
                 .runner_busy = c->runner_busy,
                 /* The runner's state is its thread's while it runs. */
                 .held = !c->runner_busy && runner_has_carried_over(&c->runner_ctx),

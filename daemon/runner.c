@@ -760,8 +760,9 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
 
 /*
  * The machine's hotplug devices for this pass (memdev_load()). Each block
- * learns its own. A failure costs precision only: without devices the
- * guard decides block by block, as before, and records name no device.
+ * of set (may be NULL) learns its own. A failure costs precision only:
+ * without devices the guard decides block by block, as before, and
+ * records name no device.
  */
 static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
                          struct block_set *set) {
@@ -775,7 +776,7 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
                 return;
         }
         topology_set_devices(t, &s, &fw);
-        for (size_t i = 0; i < set->n; i++)
+        for (size_t i = 0; set && i < set->n; i++)
                 set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
 }
 
@@ -1022,6 +1023,37 @@ static int job_dax_devices(struct runner *c, const struct job *j, struct pmem_de
         return r;
 }
 
+/*
+ * Between batches, after a node, CPU, dax device, CXL region or ACPI
+ * memory device came or went: read now what the next batch would read
+ * first, the machine, the dax devices and the hotplug devices, so that it
+ * finds them current. Each part still checks itself in the batch
+ * (topology_sync_machine(), pmem_scan_update(), memdev_load()'s caches):
+ * this only moves the reading out of the batch. Failures cost nothing
+ * but that: the batch reads again.
+ */
+static void runner_warm(struct runner *c) {
+        uint64_t start = now_usec();
+        struct topology *t = c->topology;
+        int r;
+
+        /* Nothing kept yet: the coldplug job reads it all. */
+        if (!t)
+                return;
+        r = topology_sync_machine(t);
+        if (r < 0) {
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the machine could not be read: %m");
+                topology_free(TAKE_PTR(c->topology));
+                return;
+        }
+        r = pmem_scan_update(c->sysfs_root, &c->dax);
+        if (r < 0)
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the dax devices could not be read: %m");
+        load_devices(c, t, &c->dax, NULL);
+        report_log(c->reporter, LOG_DEBUG, NULL, "warmed the machine, %zu dax devices and the hotplug devices in %" PRIu64
+                   " µs", c->dax.n, now_usec() - start);
+}
+
 int runner_process(struct runner *c, struct job *j) {
         struct pass_clock clock = (c->pending_kept_now = false, pass_clock_now());
         struct topology_error terr = {};
@@ -1034,6 +1066,11 @@ int runner_process(struct runner *c, struct job *j) {
         bool scanned = false;
         int r;
 
+        if (j->warm) {
+                runner_warm(c);
+                r = 0;
+                goto finish;
+        }
         /* A batch with dax events scans the devices once, unless a conversion changed them. */
         if (handle_dax(c, j, &devs))
                 scanned = true;
@@ -1093,6 +1130,8 @@ int runner_process(struct runner *c, struct job *j) {
                                .clock = clock };
         r = plan_and_write(c, j, t, &set, &pass);
 finish:
+        /* A CPU-less node got its first memory: its HMAT initiators are there to read, between batches. */
+        j->warm_after = c->topology && c->topology->stale;
         /* What the last job kept back, if this one had no write to take it along. */
         if (!c->pending_kept_now)
                 say_pending_report(c);

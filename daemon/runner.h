@@ -61,6 +61,7 @@ struct job {
         size_t n_touched;
         bool reload_topology;           /* blocks went offline or away: read everything again */
         bool adopt_linked;              /* add events: also the linked blocks whose events are still coming */
+        bool warm;                      /* no blocks: bring what the runner keeps up to date (runner_warm) */
         const char *trigger;
         bool scan_dax;                  /* consider every devdax device, not just dax_devices */
         char **dax_devices;             /* dax devices to consider converting */
@@ -73,6 +74,7 @@ struct job {
         size_t dax_failed;              /* dax devices that could not be scanned or converted */
         size_t unreadable;              /* blocks whose state could not be read */
         size_t adopted;                 /* linked blocks taken in before their add events */
+        bool warm_after;                /* the machine changed under the job (HMAT initiators came): warm up */
         uint64_t bytes, duration_usec;
         int error;
 };

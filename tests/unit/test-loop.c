@@ -125,6 +125,12 @@ static void feed_add(struct fixture *f, uint64_t id) {
         assert_int_equal(write(f->feed_pipe[1], &ev, sizeof(ev)), (ssize_t) sizeof(ev));
 }
 
+static void feed_kind(struct fixture *f, enum monitor_kind kind) {
+        struct monitor_event ev = { .kind = kind };
+
+        assert_int_equal(write(f->feed_pipe[1], &ev, sizeof(ev)), (ssize_t) sizeof(ev));
+}
+
 static int setup(void **state) {
         struct fixture *f = calloc(1, sizeof(*f));
 
@@ -783,6 +789,57 @@ static void test_unlinked_batch_waits(void **state) {
         assert_true(has_state(f, 40, "offline"));
 }
 
+/* ---- a node or CPU event warms the runner between batches ---- */
+
+static struct loop_stats warm_seen;
+
+static void warm_node3_batch(struct fixture *f) {
+        loop_get_stats(f->loop, &warm_seen);
+        /* Its memory's add: the batch finds node 3 known already. */
+        fake_add_block(f->root, 96, 3, "offline", "Movable Normal");
+        feed_add(f, 96);
+        at(f, 100, stop_when_idle);
+}
+
+static void warm_node3(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        if (st.runner_busy) {
+                at(f, 5, warm_node3);
+                return;
+        }
+        /* CPU-less node 3 comes online (a CXL window's node, as kmem's add begins). */
+        fake_add_node(f->root, 3, "", "40 30 40 10");
+        fake_write(f->root, "devices/system/node/node0/distance", "10 20 30 40\n");
+        fake_write(f->root, "devices/system/node/node1/distance", "20 10 17 30\n");
+        fake_write(f->root, "devices/system/node/node2/distance", "30 17 10 40\n");
+        fake_write(f->root, "devices/system/node/online", "0-3\n");
+        feed_kind(f, MONITOR_MACHINE);
+        at(f, 100, warm_node3_batch);
+}
+
+static void test_warm_on_machine_event(void **state) {
+        struct fixture *f = *state;
+        struct loop_stats st;
+
+        f->rep.max_priority = LOG_DEBUG;
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, warm_node3);
+        assert_int_equal(loop_run(f->loop), 0);
+        /* The event brought a warm job, which is no batch. */
+        assert_int_equal(warm_seen.warm_jobs, 1);
+        assert_int_equal(warm_seen.batches, 1);
+        assert_true(err_has(f, "warmed the machine"));
+        loop_get_stats(f->loop, &st);
+        assert_int_equal(st.batches, 2);
+        /* Node 3's memory, written from node 1 (nearest with CPUs). */
+        assert_true(has_state(f, 96, "online_movable"));
+        fflush(f->out_f);
+        assert_non_null(f->out);
+        assert_non_null(strstr(f->out, "MEMONLINE_NODE=3 MEMONLINE_WRITER_NODE=1 "));
+}
+
 static bool arrival_online;
 
 static void arrival_check(struct fixture *f) {
@@ -874,6 +931,7 @@ static void test_threads_kept(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_threads_kept, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_warm_on_machine_event, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_broken_keeps_policy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_switches_event_source, setup, teardown),

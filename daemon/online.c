@@ -90,6 +90,7 @@ struct online_pass {
 
 /* What a block's turn needs, made ready ahead of it: its state file open and its state read. */
 struct ready_block {
+        bool done;                      /* prepared (by the helper) */
         int fd;                         /* -1 when the open failed */
         int error;                      /* the open's -errno, 0 if open */
         int state_error;                /* the read's -errno, 0 if state is valid */
@@ -111,7 +112,7 @@ struct ready_block {
 struct prefetcher {
         struct worker *w;               /* whose blocks it prepares; NULL between runs */
         struct ready_block *ready;      /* per item of w */
-        size_t n_ready;                 /* items [0, n_ready) are prepared */
+        size_t claimed;                 /* items [0, claimed) are taken: the helper's in order, or the worker's */
         size_t turn;                    /* the worker is at this item */
         size_t closed;                  /* the helper closed the files of items [0, closed) */
         bool quit;                      /* w's run is over: prepare no more */
@@ -312,7 +313,7 @@ static void name_thread(const char *role, int node) {
 }
 
 static struct ready_block prepare_block(const struct online_pass *pass, uint64_t id) {
-        struct ready_block rb = { .fd = -1 };
+        struct ready_block rb = { .done = true, .fd = -1 };
 
         if (uses_files(pass->req))
                 rb.error = open_state(pass, id, &rb.fd);
@@ -324,24 +325,23 @@ static struct ready_block prepare_block(const struct online_pass *pass, uint64_t
 /* Prepare w's blocks after the first, PREFETCH_AHEAD ahead of the worker, until its run ends. */
 static void prefetch_run(struct prefetcher *pf, struct worker *w) {
         name_thread("read", w->pass->req->plan->groups[w->group].node);
-        /* Item 0 was prepared by prefetch_start(). */
-        for (size_t i = 1; i < w->n_items; i++) {
-                uint64_t id = w->pass->res->blocks[w->items[i]].id;
+        for (;;) {
                 struct ready_block rb;
-                size_t done;
-                bool quit;
+                size_t i, done;
 
                 pthread_mutex_lock(&pf->lock);
-                while (!pf->quit && i >= pf->turn + PREFETCH_AHEAD) {
+                while (!pf->quit && pf->claimed < w->n_items && pf->claimed >= pf->turn + PREFETCH_AHEAD) {
                         pf->helper_waits = true;
                         pthread_cond_wait(&pf->cond, &pf->lock);
                         pf->helper_waits = false;
                 }
-                quit = pf->quit;
+                if (pf->quit || pf->claimed >= w->n_items) {
+                        pthread_mutex_unlock(&pf->lock);
+                        break;
+                }
+                i = pf->claimed++;
                 done = pf->turn > 0 ? pf->turn - 1 : 0;  /* the worker has finished with these */
                 pthread_mutex_unlock(&pf->lock);
-                if (quit)
-                        break;
 
                 /*
                  * Closed here, where they were opened: a file freed on
@@ -353,11 +353,10 @@ static void prefetch_run(struct prefetcher *pf, struct worker *w) {
                                 pf->ready[pf->closed].fd = -1;
                         }
 
-                rb = prepare_block(w->pass, id);
+                rb = prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id);
 
                 pthread_mutex_lock(&pf->lock);
                 pf->ready[i] = rb;
-                pf->n_ready = i + 1;
                 if (pf->worker_waits)
                         pthread_cond_signal(&pf->cond);
                 pthread_mutex_unlock(&pf->lock);
@@ -475,11 +474,13 @@ static void prefetch_start(struct worker *w) {
         ready = calloc(w->n_items, sizeof(*ready));
         if (!ready)
                 return;
+        for (size_t i = 0; i < w->n_items; i++)
+                ready[i].fd = -1;
         /* The first block is needed at once: no point waiting for the helper. */
         ready[0] = prepare_block(w->pass, w->pass->res->blocks[w->items[0]].id);
         pthread_mutex_lock(&pf->lock);
         pf->ready = ready;
-        pf->n_ready = 1;
+        pf->claimed = 1;
         pf->turn = pf->closed = 0;
         pf->quit = false;
         pf->w = w;
@@ -488,15 +489,24 @@ static void prefetch_start(struct worker *w) {
         w->pf = pf;
 }
 
-/* Item i's prepared block: from the helper, or made now. */
+/*
+ * Item i's prepared block: from the helper, or made now when the helper
+ * has not taken it up yet (it may still be waking): waiting for it would
+ * put its wakeup between two writes. An item the helper is preparing is
+ * waited for.
+ */
 static struct ready_block take_ready(struct worker *w, size_t i) {
         struct prefetcher *pf = w->pf;
         struct ready_block rb;
+        bool mine;
 
         if (!pf)
                 return prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id);
         pthread_mutex_lock(&pf->lock);
-        while (pf->n_ready <= i) {
+        mine = i >= pf->claimed;
+        if (mine)
+                pf->claimed = i + 1;
+        while (!mine && !pf->ready[i].done) {
                 pf->worker_waits = true;
                 pthread_cond_wait(&pf->cond, &pf->lock);
                 pf->worker_waits = false;
@@ -505,10 +515,10 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
         pf->ready[i].fd = -1;
         pf->turn = i + 1;
         /* Wake a sleeping helper once half its window is free, not per block: fewer futex calls. */
-        if (pf->helper_waits && pf->n_ready <= pf->turn + PREFETCH_AHEAD / 2)
+        if (pf->helper_waits && pf->claimed <= pf->turn + PREFETCH_AHEAD / 2)
                 pthread_cond_signal(&pf->cond);
         pthread_mutex_unlock(&pf->lock);
-        return rb;
+        return mine ? prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id) : rb;
 }
 
 /*
@@ -536,12 +546,12 @@ static void prefetch_stop(struct worker *w) {
         while (pf->w)
                 pthread_cond_wait(&pf->cond, &pf->lock);
         pthread_mutex_unlock(&pf->lock);
-        for (size_t i = 0; i < pf->n_ready; i++)
+        for (size_t i = 0; i < w->n_items; i++)
                 if (pf->ready[i].fd >= 0)
                         close(pf->ready[i].fd);
         free(pf->ready);
         pf->ready = NULL;
-        pf->n_ready = 0;
+        pf->claimed = 0;
         w->pf = NULL;
 }
 

@@ -434,6 +434,35 @@ static void log_phases(struct runner *c, const struct pass_clock *clock, const s
                    steps[ONLINE_STEP_THREAD], steps[ONLINE_STEP_OPEN], steps[ONLINE_STEP_PIN], steps[ONLINE_STEP_SLOT]);
 }
 
+/*
+ * Each write's entry and return (CLOCK_MONOTONIC µs, the clock of the
+ * kernel's trace_clock=mono), 16 a line, for whoever lines them up with
+ * a trace of online_pages: what lies between two writes, and whose it is.
+ */
+#define WRITES_PER_LINE 16
+
+static void log_write_times(struct runner *c, const struct online_result *res) {
+        char buf[WRITES_PER_LINE * 56];
+        size_t len = 0, n = 0;
+
+        if (c->reporter->max_priority < LOG_DEBUG)
+                return;
+        for (size_t i = 0; i < res->n_blocks; i++) {
+                const struct block_result *b = &res->blocks[i];
+
+                if (b->attempts == 0 || b->error != 0)
+                        continue;
+                len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%smemory%" PRIu64 " %" PRIu64 "-%" PRIu64,
+                                         n ? ", " : "", b->id, b->done_usec - b->usec, b->done_usec);
+                if (++n == WRITES_PER_LINE || len >= sizeof(buf) - 56) {
+                        report_log(c->reporter, LOG_DEBUG, NULL, "write times (µs, entry-return): %s", buf);
+                        len = n = 0;
+                }
+        }
+        if (n > 0)
+                report_log(c->reporter, LOG_DEBUG, NULL, "write times (µs, entry-return): %s", buf);
+}
+
 static struct pass_clock pass_clock_now(void) {
         return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
 }
@@ -647,6 +676,7 @@ static void pass_report_say(struct runner *c, const struct pass_report *rep) {
         warn_pin_failure(c, res);
         report_fallbacks(c, res);
         log_phases(c, &rep->pass.clock, res, rep->plan->n_items);
+        log_write_times(c, res);
         /* All online (another agent's), gone or held: no record. */
         if (!all_skipped(res))
                 report_written(c, &rep->pass, rep->cpu_usec, rep->block_size, rep->plan, res);

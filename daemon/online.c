@@ -871,6 +871,8 @@ static void *pool_thread_main(void *userdata) {
 
         /* Before pinning: the helper may run on any CPU, in parallel. */
         prefetcher_init(&t->pf);
+        /* Pinned before its first pass: the migration to a busy CPU is no pass's wait. */
+        (void) pool_thread_pin(t);
         while ((w = handoff_take(&t->tasks))) {
                 worker_run(w);
                 /* Free for the next pass before this one hears that it is done. */
@@ -961,6 +963,31 @@ void online_pool_free(struct online_pool *p) {
 
 void online_pool_freep(struct online_pool **p) {
         online_pool_free(*p);
+}
+
+int online_pool_prepare(struct online_pool *p, const int *cpus, size_t n) {
+        int r = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                struct pool_thread *t;
+                bool have = false;
+
+                pthread_mutex_lock(&p->lock);
+                for (size_t k = 0; k < p->n && !have; k++)
+                        have = p->threads[k]->cpu == cpus[i] && !p->threads[k]->busy;
+                pthread_mutex_unlock(&p->lock);
+                if (have)
+                        continue;
+                t = pool_thread_new(p, cpus[i]);
+                if (!t) {
+                        r = -EAGAIN;
+                        continue;
+                }
+                pthread_mutex_lock(&p->lock);
+                t->busy = false;
+                pthread_mutex_unlock(&p->lock);
+        }
+        return r;
 }
 
 void online_pool_repin(struct online_pool *p) {

@@ -110,6 +110,13 @@ int online_pool_new(struct online_pool **ret);
 /* Ends and joins the threads; no pass may be running. */
 void online_pool_free(struct online_pool *p);
 void online_pool_freep(struct online_pool **p);
+/*
+ * An idle thread, started and pinned, for each of the n cpus (-1:
+ * unpinned), ahead of the pass that will need it: its start and its pin
+ * (a migration to a CPU that may be busy) then come before no write.
+ * 0, or -EAGAIN when one could not be started (a pass tries again).
+ */
+int online_pool_prepare(struct online_pool *p, const int *cpus, size_t n);
 /* CPUs went on- or offline: every thread pins itself again at its next pass. */
 void online_pool_repin(struct online_pool *p);
 /* How many writer threads the pool has started. */

@@ -553,6 +553,42 @@ static struct online_pool *job_pool(struct runner *c, const struct topology *t) 
         return c->pool;
 }
 
+/* Writer CPUs per node asked of the planner when starting threads ahead; policy workers stay below. */
+#define PREPARE_CPUS_MAX 256
+
+/*
+ * Start and pin now the writer threads a batch on each node would use
+ * (plan_writer_cpus(), as the planner picks them): in the batch, their
+ * start and pin would come before its first write. Between batches only.
+ */
+static void prepare_writers(struct runner *c, const struct topology *t, const struct policy *p) {
+        _cleanup_free_ int *cpus = NULL, *node_cpus = NULL;
+        struct online_pool *pool = job_pool(c, t);
+        size_t n = 0;
+        int writer, r;
+
+        if (!pool || !p || t->n_nodes == 0)
+                return;
+        cpus = calloc(t->n_nodes * PREPARE_CPUS_MAX, sizeof(int));
+        node_cpus = calloc(PREPARE_CPUS_MAX, sizeof(int));
+        if (!cpus || !node_cpus)
+                return;
+        for (size_t i = 0; i < t->n_nodes; i++) {
+                r = plan_writer_cpus(t, p, t->nodes[i].id, SIZE_MAX, PREPARE_CPUS_MAX, node_cpus, &writer);
+                for (int k = 0; k < r; k++) {
+                        bool dup = false;
+
+                        for (size_t m = 0; m < n && !dup; m++)
+                                dup = cpus[m] == node_cpus[k];
+                        if (!dup)
+                                cpus[n++] = node_cpus[k];
+                }
+        }
+        r = online_pool_prepare(pool, cpus, n);
+        if (r < 0)
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "cannot start the writer threads ahead: %m");
+}
+
 /*
  * Online the plan's blocks; a main pass may hold each zone's last block for
  * the queued batch. Not when it adopted blocks: the queued events are most
@@ -1060,7 +1096,8 @@ static int job_dax_devices(struct runner *c, const struct job *j, struct pmem_de
  * finds them current. Each part still checks itself in the batch
  * (topology_sync_machine(), pmem_scan_update(), memdev_load()'s caches):
  * this only moves the reading out of the batch. Failures cost nothing
- * but that: the batch reads again.
+ * but that: the batch reads again. The job's end starts the writer
+ * threads the machine now wants (prepare_writers()).
  */
 static void runner_warm(struct runner *c) {
         uint64_t start = now_usec();
@@ -1080,8 +1117,8 @@ static void runner_warm(struct runner *c) {
         if (r < 0)
                 report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the dax devices could not be read: %m");
         load_devices(c, t, &c->dax, NULL);
-        report_log(c->reporter, LOG_DEBUG, NULL, "warmed the machine, %zu dax devices and the hotplug devices in %" PRIu64
-                   " µs", c->dax.n, now_usec() - start);
+        report_log(c->reporter, LOG_DEBUG, NULL, "warmed the machine, %zu dax devices and the hotplug devices in %"
+                   PRIu64 " µs", c->dax.n, now_usec() - start);
 }
 
 int runner_process(struct runner *c, struct job *j) {
@@ -1162,6 +1199,9 @@ int runner_process(struct runner *c, struct job *j) {
 finish:
         /* A CPU-less node got its first memory: its HMAT initiators are there to read, between batches. */
         j->warm_after = c->topology && c->topology->stale;
+        /* Idle next: the writers a next batch would want, started now (the first job's, mostly). */
+        if (c->topology && !j->warm_after && !(c->more_work && atomic_load(c->more_work)))
+                prepare_writers(c, c->topology, j->policy);
         /* What the last job kept back, if this one had no write to take it along. */
         if (!c->pending_kept_now)
                 say_pending_report(c);

@@ -165,6 +165,10 @@ def trial(args, rep):
         res["warmed"] = [j["MESSAGE"] for j in entries if j["MESSAGE"].startswith("warmed")]
         if ev["addr"] and ev["onl"]:
             res["first_online_after_add_end_ms"] = round((ev["onl"][0] - ev["addr"][0]) * 1e3, 1)
+        # The daemon's lines but the write times, as [s after the first add, message].
+        if ev["add"]:
+            res["log"] = [[round(int(j["__MONOTONIC_TIMESTAMP"]) / 1e6 - ev["add"][0], 4), j["MESSAGE"][:300]]
+                          for j in entries if not j["MESSAGE"].startswith("write times")]
         res["ok"] = got >= args.blocks
 
     return vb.guarded(vm, res, body)

@@ -1093,6 +1093,57 @@ static void test_pool_repins(void **state) {
         online_result_free(res);
 }
 
+/* Threads of this process whose affinity is cpu alone. */
+static unsigned tasks_pinned_to(int cpu) {
+        DIR *d = opendir("/proc/self/task");
+        struct dirent *de;
+        unsigned n = 0;
+
+        assert_non_null(d);
+        while ((de = readdir(d))) {
+                cpu_set_t set;
+
+                if (de->d_name[0] == '.' || sched_getaffinity(atoi(de->d_name), sizeof(set), &set) < 0)
+                        continue;
+                n += CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
+        }
+        closedir(d);
+        return n;
+}
+
+/* Writer threads started ahead are started and pinned before any pass; the pass takes them. */
+static void test_pool_prepare(void **state) {
+        struct tplan t = {};
+        int cpu[1] = { -1 }, other = -1;
+        struct policy p = test_policy(1, 0);
+        _cleanup_(online_pool_freep) struct online_pool *pool = NULL;
+        struct online_result *res;
+        struct script s;
+        unsigned i;
+
+        if (!two_cpus(&cpu[0], &other))
+                skip();
+        assert_int_equal(online_pool_new(&pool), 0);
+        assert_int_equal(online_pool_prepare(pool, cpu, 1), 0);
+        assert_int_equal(online_pool_threads(pool), 1);
+        /* Pinned on its own, with no pass to run (its helper is not: it runs anywhere). */
+        for (i = 0; i < 1000 && tasks_pinned_to(cpu[0]) == 0; i++)
+                usleep(1000);
+        assert_int_equal(tasks_pinned_to(cpu[0]), 1);
+        /* Asked again: it is there, idle. */
+        assert_int_equal(online_pool_prepare(pool, cpu, 1), 0);
+        assert_int_equal(online_pool_threads(pool), 1);
+
+        script_init(&s);
+        s.pool = pool;
+        tplan_group(&t, 0, cpu, 1, 0, 3, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+        assert_int_equal(online_pool_threads(pool), 1);
+        for (size_t k = 0; k < 3; k++)
+                assert_int_equal(res->blocks[k].cpu, cpu[0]);
+        online_result_free(res);
+}
+
 /* No thread can be started: the pass writes every block itself, unpinned. */
 static int no_threads_child(void) {
         struct tplan t = {};
@@ -1450,6 +1501,7 @@ int main(void) {
                 cmocka_unit_test(test_pool_keeps_threads),
                 cmocka_unit_test(test_pool_repins),
                 cmocka_unit_test(test_pool_no_threads),
+                cmocka_unit_test(test_pool_prepare),
                 cmocka_unit_test(test_empty_plan),
                 cmocka_unit_test(test_bad_request),
                 cmocka_unit_test(test_write_state_file),

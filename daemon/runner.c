@@ -392,6 +392,8 @@ struct pass_clock {
         uint64_t start_usec;
         uint64_t cpu_usec;
         uint64_t phase_end_usec[_PHASE_MAX];
+        /* The runner thread's own CPU time: a phase far longer than its CPU waited (for a CPU, or the kernel). */
+        uint64_t thread_start_usec, thread_end_usec[_PHASE_MAX];
 };
 
 /* One plan-and-write pass of a job: the main pass, or a converted dax device's. */
@@ -404,6 +406,7 @@ struct pass {
 
 static void pass_mark(struct pass_clock *clock, enum pass_phase phase) {
         clock->phase_end_usec[phase] = now_usec();
+        clock->thread_end_usec[phase] = thread_cpu_usec();
 }
 
 /* Where a batch's preparation went, for whoever debugs a slow one. */
@@ -414,24 +417,28 @@ static void log_phases(struct runner *c, const struct pass_clock *clock, const s
                 [PHASE_TOPOLOGY] = "topology", [PHASE_BLOCKS] = "blocks", [PHASE_NODES] = "node links",
                 [PHASE_DAX] = "dax", [PHASE_DEVICES] = "devices", [PHASE_PLAN] = "plan",
         };
-        char buf[256];
-        size_t len = 0;
-        uint64_t prev = clock->start_usec;
+        char buf[256], cpu[192];
+        size_t len = 0, cpu_len = 0;
+        uint64_t prev = clock->start_usec, prev_cpu = clock->thread_start_usec;
 
-        for (size_t i = 0; i < _PHASE_MAX && len < sizeof(buf); i++) {
-                uint64_t end = clock->phase_end_usec[i];
+        for (size_t i = 0; i < _PHASE_MAX && len < sizeof(buf) && cpu_len < sizeof(cpu); i++) {
+                uint64_t end = clock->phase_end_usec[i], end_cpu = clock->thread_end_usec[i];
 
                 if (end == 0)
                         continue;
                 len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%s %s %" PRIu64, len ? "," : "", names[i],
                                          end - prev);
+                cpu_len += (size_t) snprintf(cpu + cpu_len, sizeof(cpu) - cpu_len, "%s%" PRIu64, cpu_len ? " " : "",
+                                             end_cpu > prev_cpu ? end_cpu - prev_cpu : 0);
                 prev = end;
+                prev_cpu = end_cpu;
         }
         report_log(c->reporter, LOG_DEBUG, NULL,
                    "%zu blocks prepared (µs):%s, to the first write %" PRIu64 " (thread %" PRIu64 ", first open %" PRIu64
-                   ", pin %" PRIu64 ", write slot %" PRIu64 ")",
+                   ", pin %" PRIu64 ", write slot %" PRIu64 "); the runner's CPU in each phase: %s",
                    n, len ? buf : "", first_write_usec > prev ? first_write_usec - prev : 0,
-                   steps[ONLINE_STEP_THREAD], steps[ONLINE_STEP_OPEN], steps[ONLINE_STEP_PIN], steps[ONLINE_STEP_SLOT]);
+                   steps[ONLINE_STEP_THREAD], steps[ONLINE_STEP_OPEN], steps[ONLINE_STEP_PIN], steps[ONLINE_STEP_SLOT],
+                   cpu_len ? cpu : "-");
 }
 
 /*
@@ -464,7 +471,8 @@ static void log_write_times(struct runner *c, const struct online_result *res) {
 }
 
 static struct pass_clock pass_clock_now(void) {
-        return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
+        return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec(),
+                                     .thread_start_usec = thread_cpu_usec() };
 }
 
 /* Blocks left offline because a rule could not be checked: one failure record each (counted for a retry). */

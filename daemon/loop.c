@@ -65,7 +65,7 @@ struct loop {
 
         bool rescan_pending;
         const char *rescan_trigger;
-        bool warm_pending;              /* the machine or its devices changed: warm the runner when idle */
+        unsigned warm_pending;          /* WARM_*: what changed of the machine: warm the runner when idle */
 
         /*
          * The runner thread, started with the first job and kept: a job is
@@ -126,8 +126,8 @@ static int new_warm_job(struct loop *c, struct job **ret) {
         }
         j->policy = policy_ref(c->policy);
         j->trigger = "warm";
-        j->warm = true;
-        c->warm_pending = false;
+        j->warm = c->warm_pending;
+        c->warm_pending = 0;
         *ret = j;
         return 0;
 }
@@ -364,8 +364,7 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
         remove_progress_file(c);
 
-        if (j->warm_after)
-                c->warm_pending = true;
+        c->warm_pending |= j->warm_after;
         if (j->warm)
                 c->warm_jobs++;
         else {
@@ -652,12 +651,16 @@ static void handle_event(struct loop *c, const struct monitor_event *ev) {
                 c->topology_reload = true;
                 break;
         case MONITOR_MACHINE:
+                c->warm_pending |= WARM_MACHINE;
+                break;
         case MONITOR_DEVICE:
+                c->warm_pending |= WARM_DEVICES;
+                break;
         case MONITOR_DAX_REMOVE:
-                c->warm_pending = true;
+                c->warm_pending |= WARM_DAX;
                 break;
         case MONITOR_DAX_ADD:
-                c->warm_pending = true;
+                c->warm_pending |= WARM_DAX;
                 if (!c->policy->convert_devdax && c->policy->n_devices == 0)
                         break;
                 if (queue_dax(c, ev->devname) < 0) {

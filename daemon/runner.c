@@ -63,6 +63,11 @@ bool runner_has_carried_over(const struct runner *c) {
         return c->n_held > 0 || c->n_deferred > 0;
 }
 
+/* Another job is queued (the event loop says so): a batch is waiting. */
+static bool batch_waiting(const struct runner *c) {
+        return c->more_work && atomic_load(c->more_work);
+}
+
 /* Appends to *ids the ids of add not in it yet. */
 static int append_missing(uint64_t **ids, size_t *n_ids, const uint64_t *add, size_t n_add) {
         size_t n = *n_ids, old = *n_ids;
@@ -171,7 +176,7 @@ static int defer_unresolved(struct runner *c, const struct topology *t, struct b
         _cleanup_free_ uint64_t *ids = NULL;
         size_t n = 0, kept = 0;
 
-        if (t->n_nodes < 2 || !c->more_work || !atomic_load(c->more_work))
+        if (t->n_nodes < 2 || !batch_waiting(c))
                 return 0;
         for (size_t i = 0; i < set->n; i++)
                 n += set->blocks[i].node == NODE_NONE;
@@ -253,7 +258,7 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
                 if (atomic_load(c->stop))
                         break;
                 if (now - start >= wait &&
-                    (t->n_nodes < 2 || (c->more_work && atomic_load(c->more_work)) ||
+                    (t->n_nodes < 2 || batch_waiting(c) ||
                      now - start >= wait * NODE_LINK_PATIENCE))
                         break;
                 usleep(NODE_LINK_POLL_USEC);
@@ -798,7 +803,7 @@ static int plan_and_write(struct runner *c, struct job *j, struct topology *t, s
                 rep->pass = *pass;
         /* In order: what is still kept back (no write took it along) first. */
         say_pending_report(c);
-        if (pass->main && rep->res && c->more_work && atomic_load(c->more_work) &&
+        if (pass->main && rep->res && batch_waiting(c) &&
             pass_report_keep(c, rep, t, set) >= 0) {
                 TAKE_PTR(rep);
                 return r_held;
@@ -1100,33 +1105,45 @@ static int job_dax_devices(struct runner *c, const struct job *j, struct pmem_de
 /*
  * Between batches, after a node, CPU, dax device, CXL region or ACPI
  * memory device came or went: read now what the next batch would read
- * first, the machine, the dax devices and the hotplug devices, so that it
- * finds them current. Each part still checks itself in the batch
- * (topology_sync_machine(), pmem_scan_update(), memdev_load()'s caches):
- * this only moves the reading out of the batch. Failures cost nothing
- * but that: the batch reads again. The job's end starts the writer
- * threads the machine now wants (prepare_writers()).
+ * first, of the machine, the dax devices and the hotplug devices as the
+ * events said (what, WARM_*), so that it finds them current. Each part
+ * still checks itself in the batch (topology_sync_machine(),
+ * pmem_scan_update(), memdev_load()'s caches): this only moves the
+ * reading out of the batch, and stops as soon as a batch waits. Failures
+ * cost nothing but that: the batch reads again. The job's end starts the
+ * writer threads the machine now wants (prepare_writers()).
  */
-static void runner_warm(struct runner *c) {
+static void runner_warm(struct runner *c, unsigned what) {
         uint64_t start = now_usec();
         struct topology *t = c->topology;
+        unsigned done = 0;
         int r;
 
         /* Nothing kept yet: the coldplug job reads it all. */
         if (!t)
                 return;
-        r = topology_sync_machine(t);
-        if (r < 0) {
-                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the machine could not be read: %m");
-                topology_free(TAKE_PTR(c->topology));
-                return;
+        if ((what & WARM_MACHINE) && !batch_waiting(c)) {
+                r = topology_sync_machine(t);
+                if (r < 0) {
+                        report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the machine could not be read: %m");
+                        topology_free(TAKE_PTR(c->topology));
+                        return;
+                }
+                done |= WARM_MACHINE;
         }
-        r = pmem_scan_update(c->sysfs_root, &c->dax);
-        if (r < 0)
-                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the dax devices could not be read: %m");
-        load_devices(c, t, &c->dax, NULL);
-        report_log(c->reporter, LOG_DEBUG, NULL, "warmed the machine, %zu dax devices and the hotplug devices in %"
-                   PRIu64 " µs", c->dax.n, now_usec() - start);
+        if ((what & WARM_DAX) && !batch_waiting(c)) {
+                r = pmem_scan_update(c->sysfs_root, &c->dax);
+                if (r < 0)
+                        report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the dax devices could not be read: %m");
+                done |= WARM_DAX;
+        }
+        if ((what & WARM_DEVICES) && !batch_waiting(c)) {
+                load_devices(c, t, &c->dax, NULL);
+                done |= WARM_DEVICES;
+        }
+        report_log(c->reporter, LOG_DEBUG, NULL, "warmed%s%s%s%s in %" PRIu64 " µs", done & WARM_MACHINE ? " the machine" : "",
+                   done & WARM_DAX ? " the dax devices" : "", done & WARM_DEVICES ? " the hotplug devices" : "",
+                   done != what ? ", and gave way to a batch" : "", now_usec() - start);
 }
 
 int runner_process(struct runner *c, struct job *j) {
@@ -1142,7 +1159,7 @@ int runner_process(struct runner *c, struct job *j) {
         int r;
 
         if (j->warm) {
-                runner_warm(c);
+                runner_warm(c, j->warm);
                 r = 0;
                 goto finish;
         }
@@ -1206,9 +1223,9 @@ int runner_process(struct runner *c, struct job *j) {
         r = plan_and_write(c, j, t, &set, &pass);
 finish:
         /* A CPU-less node got its first memory: its HMAT initiators are there to read, between batches. */
-        j->warm_after = c->topology && c->topology->stale;
+        j->warm_after = c->topology && c->topology->stale ? WARM_MACHINE : 0;
         /* Idle next: the writers a next batch would want, started now (the first job's, mostly). */
-        if (c->topology && !j->warm_after && !(c->more_work && atomic_load(c->more_work)))
+        if (c->topology && !j->warm_after && !batch_waiting(c))
                 prepare_writers(c, c->topology, j->policy);
         /* What the last job kept back, if this one had no write to take it along. */
         if (!c->pending_kept_now)

@@ -61,7 +61,7 @@ struct job {
         size_t n_touched;
         bool reload_topology;           /* blocks went offline or away: read everything again */
         bool adopt_linked;              /* add events: also the linked blocks whose events are still coming */
-        bool warm;                      /* no blocks: bring what the runner keeps up to date (runner_warm) */
+        unsigned warm;                  /* WARM_*: no blocks, bring that of what the runner keeps up to date */
         const char *trigger;
         bool scan_dax;                  /* consider every devdax device, not just dax_devices */
         char **dax_devices;             /* dax devices to consider converting */
@@ -74,9 +74,16 @@ struct job {
         size_t dax_failed;              /* dax devices that could not be scanned or converted */
         size_t unreadable;              /* blocks whose state could not be read */
         size_t adopted;                 /* linked blocks taken in before their add events */
-        bool warm_after;                /* the machine changed under the job (HMAT initiators came): warm up */
+        unsigned warm_after;            /* WARM_*: what changed under the job (HMAT initiators came) */
         uint64_t bytes, duration_usec;
         int error;
+};
+
+/* What a warm job reads again, as the events said what changed. */
+enum {
+        WARM_MACHINE = 1 << 0,          /* nodes, CPUs: a node or CPU came, went, on- or offline */
+        WARM_DAX = 1 << 1,              /* the dax devices: one came, went, was bound or unbound */
+        WARM_DEVICES = 1 << 2,          /* the hotplug devices: a DIMM, a CXL region came or went */
 };
 
 void job_free(struct job *j);

@@ -197,6 +197,20 @@ static const char *errno_name(int err, char *buf, size_t size) {
         return buf;
 }
 
+/*
+ * From the first event to the first block online and to the last write's
+ * end; each absent without an event (coldplug) or without such a block.
+ */
+static void add_latency(struct record *rec, uint64_t first_event_usec, uint64_t first_online_usec,
+                        uint64_t end_usec) {
+        if (first_event_usec == 0)
+                return;
+        if (first_online_usec >= first_event_usec)
+                record_add(rec, "MEMONLINE_FIRST_LATENCY_USEC=%" PRIu64, first_online_usec - first_event_usec);
+        if (end_usec >= first_event_usec)
+                record_add(rec, "MEMONLINE_LATENCY_USEC=%" PRIu64, end_usec - first_event_usec);
+}
+
 static int emit_batch(struct reporter *r, const struct batch_info *info, const struct plan *plan,
                       const struct online_result *res, uint64_t seq) {
         _cleanup_(record_clear) struct record rec = {};
@@ -245,8 +259,7 @@ static int emit_batch(struct reporter *r, const struct batch_info *info, const s
         add_tally(&rec, &t);
         record_add(&rec, "MEMONLINE_SKIPPED=%zu", plan->n_skipped);
         record_add(&rec, "MEMONLINE_NODES=%zu", res->n_groups);
-        if (info->first_event_usec != 0 && res->end_usec >= info->first_event_usec)
-                record_add(&rec, "MEMONLINE_LATENCY_USEC=%" PRIu64, res->end_usec - info->first_event_usec);
+        add_latency(&rec, info->first_event_usec, res->first_online_usec, res->end_usec);
         record_add(&rec, "MEMONLINE_CPU_USEC=%" PRIu64, info->cpu_usec);
         record_add(&rec, "MEMONLINE_PREPARE_USEC=%" PRIu64, info->prepare_usec);
         for (size_t g = 0; g < plan->n_groups; g++)
@@ -292,6 +305,7 @@ static int emit_node(struct reporter *r, const struct batch_info *info, const st
         record_add(&rec, "MEMONLINE_ZONE=%s", zones);
         record_add(&rec, "MEMONLINE_CPUS=%s", cpus);
         add_tally(&rec, &t);
+        add_latency(&rec, info->first_event_usec, gr->first_online_usec, gr->end_usec);
         k = add_attribution(&rec, pg->items, pg->n_items);
         if (k < 0)
                 return k;

@@ -362,7 +362,7 @@ static int reload_machine(struct topology *t) {
 
         if (!fresh)
                 return -ENOMEM;
-        r = machine_load(fresh, NULL);
+        r = machine_load_known(fresh, t, NULL);
         if (r < 0)
                 return r;
         /* The old machine goes with fresh. */

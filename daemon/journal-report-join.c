@@ -23,6 +23,7 @@ static const char *const field_names[_JR_FIELD_MAX] = {
         [JR_P99] = "MEMONLINE_P99_USEC",
         [JR_MAX] = "MEMONLINE_MAX_USEC",
         [JR_LATENCY] = "MEMONLINE_LATENCY_USEC",
+        [JR_FIRST_LATENCY] = "MEMONLINE_FIRST_LATENCY_USEC",
         [JR_CPU_USEC] = "MEMONLINE_CPU_USEC",
         [JR_DEVICE] = "MEMONLINE_DEVICE",
         [JR_NAMESPACE] = "MEMONLINE_NAMESPACE",
@@ -145,6 +146,7 @@ static void counters_read(const struct jr_records *r, const struct jr_entry *e, 
         k->p99_usec = entry_u64(e, JR_P99, NULL);
         k->max_usec = entry_u64(e, JR_MAX, NULL);
         k->latency_usec = entry_u64(e, JR_LATENCY, &k->have_latency);
+        k->first_latency_usec = entry_u64(e, JR_FIRST_LATENCY, &k->have_first_latency);
         k->cpu_usec = entry_u64(e, JR_CPU_USEC, NULL);
         k->have_gibps = false;
         if (e->have[JR_GIBPS]) {
@@ -612,6 +614,17 @@ void jr_batch_totals(const struct jr_batch *b, struct jr_counters *ret) {
                 ret->duration_usec = MAX(ret->duration_usec, n->duration_usec);
                 ret->p99_usec = MAX(ret->p99_usec, n->p99_usec);
                 ret->max_usec = MAX(ret->max_usec, n->max_usec);
+                /* The batch's latencies: to the last node's last block, to the first node's first. */
+                if (n->have_latency) {
+                        ret->latency_usec = ret->have_latency ? MAX(ret->latency_usec, n->latency_usec) :
+                                                                n->latency_usec;
+                        ret->have_latency = true;
+                }
+                if (n->have_first_latency) {
+                        ret->first_latency_usec = ret->have_first_latency ?
+                                MIN(ret->first_latency_usec, n->first_latency_usec) : n->first_latency_usec;
+                        ret->have_first_latency = true;
+                }
         }
 }
 

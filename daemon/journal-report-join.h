@@ -27,7 +27,7 @@
 enum jr_field {
         JR_BOOT_ID, JR_HOSTNAME, JR_PID, JR_MESSAGE_ID, JR_MESSAGE,
         JR_BATCH, JR_TRIGGER, JR_BLOCKS, JR_BYTES, JR_FAILED, JR_SKIPPED, JR_NODES,
-        JR_DURATION, JR_GIBPS, JR_P50, JR_P99, JR_MAX, JR_LATENCY, JR_CPU_USEC,
+        JR_DURATION, JR_GIBPS, JR_P50, JR_P99, JR_MAX, JR_LATENCY, JR_FIRST_LATENCY, JR_CPU_USEC,
         JR_DEVICE, JR_NAMESPACE, JR_REGION, JR_NODE, JR_WRITER_NODE, JR_ZONE, JR_CPUS,
         JR_BLOCK, JR_ERRNO, JR_ERRNO_NAME, JR_ATTEMPTS, JR_BIND, JR_ONLINE, JR_TOTAL,
         JR_SYSTEMD_UNIT, JR_COMM, JR_EXE, JR_UID, JR_MACHINE_ID,
@@ -48,8 +48,9 @@ void jr_entry_add(struct jr_entry *e, const void *data, size_t len);
 struct jr_counters {
         uint64_t blocks, bytes, failed, skipped;
         uint64_t duration_usec, p50_usec, p99_usec, max_usec, latency_usec, cpu_usec;
+        uint64_t first_latency_usec;    /* first event to first block online; older records lack it */
         double gibps;
-        bool have_gibps, have_latency;
+        bool have_gibps, have_latency, have_first_latency;
 };
 
 struct jr_node {

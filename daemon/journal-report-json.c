@@ -57,6 +57,8 @@ static void json_counters(FILE *out, const struct jr_counters *k) {
         json_kv_u64(out, "p50_usec", k->p50_usec);
         json_kv_u64(out, "p99_usec", k->p99_usec);
         json_kv_u64(out, "max_usec", k->max_usec);
+        if (k->have_first_latency)
+                json_kv_u64(out, "first_latency_usec", k->first_latency_usec);
         if (k->have_latency)
                 json_kv_u64(out, "latency_usec", k->latency_usec);
         json_kv_u64(out, "cpu_usec", k->cpu_usec);

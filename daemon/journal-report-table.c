@@ -18,7 +18,7 @@
 /* The main tables' columns: -o names them. */
 enum {
         BC_TIME, BC_HOST, BC_MACHINE, BC_BOOT, BC_PID, BC_BATCH, BC_TRIGGER, BC_BLOCKS, BC_SIZE, BC_WALL,
-        BC_RATE, BC_P50, BC_P99, BC_MAX, BC_FAILED, BC_SKIPPED, BC_NODES, BC_CPU, _BC_MAX,
+        BC_RATE, BC_P50, BC_P99, BC_MAX, BC_FAILED, BC_SKIPPED, BC_NODES, BC_CPU, BC_FIRST, BC_LATENCY, _BC_MAX,
 };
 
 static const struct table_column batch_columns[_BC_MAX] = {
@@ -40,6 +40,8 @@ static const struct table_column batch_columns[_BC_MAX] = {
         [BC_SKIPPED] = { "SKIPPED",  7, SCOLS_FL_RIGHT,  COL_NUMBER, "blocks the policy skipped", NULL },
         [BC_NODES]   = { "NODES",    5, SCOLS_FL_RIGHT,  COL_STRING, "node groups in the batch", NULL },
         [BC_CPU]     = { "CPU",      6, SCOLS_FL_RIGHT,  COL_NUMBER, "CPU time of the writers, microseconds", NULL },
+        [BC_FIRST]   = { "FIRST",    6, SCOLS_FL_RIGHT,  COL_NUMBER, "first event to first block online, seconds (empty: not recorded)", NULL },
+        [BC_LATENCY] = { "LATENCY",  7, SCOLS_FL_RIGHT,  COL_NUMBER, "first event to last block online, seconds (empty: not recorded)", NULL },
 };
 
 enum {
@@ -182,6 +184,10 @@ static unsigned *main_columns(const struct jr_view *v, const unsigned *defaults,
 
 /* ---- the batch table ------------------------------------------------------------- */
 
+static char *seconds_cell(uint64_t usec) {
+        return table_fixed_cell((double) usec / USEC_PER_SEC, 3);
+}
+
 struct batch_row {
         const struct jr_view *v;
         const struct jr_batch *b;
@@ -204,7 +210,7 @@ static char *batch_cell(const void *row, unsigned col) {
         case BC_TRIGGER: return text_cell(v, jr_batch_trigger(v->records, b));
         case BC_BLOCKS:  return table_u64_cell(r->k.blocks);
         case BC_SIZE:    return size_cell(v, r->k.bytes);
-        case BC_WALL:    return table_fixed_cell((double) r->k.duration_usec / USEC_PER_SEC, 3);
+        case BC_WALL:    return seconds_cell(r->k.duration_usec);
         case BC_RATE:    return table_fixed_cell(jr_counters_gibps(&r->k), 2);
         case BC_P50:     return table_u64_cell(r->k.p50_usec);
         case BC_P99:     return table_u64_cell(r->k.p99_usec);
@@ -213,6 +219,8 @@ static char *batch_cell(const void *row, unsigned col) {
         case BC_SKIPPED: return table_u64_cell(r->k.skipped);
         case BC_NODES:   return text_cell(v, b->node_list);
         case BC_CPU:     return table_u64_cell(r->k.cpu_usec);
+        case BC_FIRST:   return r->k.have_first_latency ? seconds_cell(r->k.first_latency_usec) : text_cell(v, NULL);
+        case BC_LATENCY: return r->k.have_latency ? seconds_cell(r->k.latency_usec) : text_cell(v, NULL);
         default:         return NULL;
         }
 }

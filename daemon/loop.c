@@ -14,6 +14,7 @@
 #include "batch.h"
 #include "blocks.h"
 #include "coexist.h"
+#include "handoff.h"
 #include "loop.h"
 #include "metrics.h"
 #include "monitor.h"
@@ -60,6 +61,7 @@ struct loop {
         enum event_source monitor_source_kind;  /* what monitor listens to */
         struct event_feed feed;
         struct batcher batcher;
+        uint64_t looked_on_arrival;     /* first_usec of the pending batch whose link was looked at as it came */
         /* Online events since the last job, and whether blocks went offline or away. */
         struct batcher touched;
         bool topology_reload;
@@ -71,8 +73,17 @@ struct loop {
 
         bool rescan_pending;
         const char *rescan_trigger;
+        unsigned warm_pending;          /* WARM_*: what changed of the machine: warm the runner when idle */
 
+        /*
+         * The runner thread, started with the first job and kept: a job is
+         * handed to it through runner_jobs, and it says it is done through
+         * done_fd. job is the running job, the loop's to free.
+         */
         pthread_t runner;
+        bool runner_started;
+        struct handoff runner_jobs;
+        atomic_bool job_finished;       /* the runner is done with job */
         bool runner_busy;
         struct job *job;
         int done_fd;                    /* eventfd: the runner finished */
@@ -88,7 +99,7 @@ struct loop {
         bool starving;                  /* pings withheld */
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
-        uint64_t timer_wakeups;
+        uint64_t timer_wakeups, runner_starts, warm_jobs;
 
         /* The textfile for node_exporter ([metrics] textfile_dir). */
         uint64_t start_time_usec;       /* CLOCK_REALTIME */
@@ -103,11 +114,39 @@ struct loop {
 static void remove_progress_file(struct loop *c);
 
 bool loop_reap_runner(struct loop *c) {
-        if (c->runner_busy && pthread_tryjoin_np(c->runner, NULL) == 0) {
+        if (c->runner_busy && atomic_load(&c->job_finished)) {
                 c->runner_busy = false;
                 job_free(TAKE_PTR(c->job));
         }
         return !c->runner_busy;
+}
+
+/* The idle runner thread ends. */
+static void stop_runner(struct loop *c) {
+        if (!c->runner_started)
+                return;
+        handoff_close(&c->runner_jobs);
+        pthread_join(c->runner, NULL);
+        c->runner_started = false;
+}
+
+/* A warm job: no blocks, no batch; it only brings what the runner keeps up to date. */
+static int new_warm_job(struct loop *c, struct job **ret) {
+        struct job *j = calloc(1, sizeof(*j));
+
+        if (!j)
+                return -ENOMEM;
+        j->ids = calloc(1, sizeof(uint64_t));
+        if (!j->ids) {
+                free(j);
+                return -ENOMEM;
+        }
+        j->policy = policy_ref(c->policy);
+        j->trigger = "warm";
+        j->warm = c->warm_pending;
+        c->warm_pending = 0;
+        *ret = j;
+        return 0;
 }
 
 void loop_free(struct loop *c) {
@@ -120,6 +159,8 @@ void loop_free(struct loop *c) {
                  * process exits next; leave them to it.
                  */
                 return;
+        stop_runner(c);
+        handoff_done(&c->runner_jobs);
         for (size_t i = 0; i < c->n_dax_pending; i++)
                 free(c->dax_pending[i]);
         free(c->dax_pending);
@@ -521,14 +562,19 @@ static void count_job(struct loop *c, const struct job *j) {
         c->last_last_block_usec = j->last_online_usec > from ? j->last_online_usec - from : 0;
 }
 
+/* The runner thread: one job after another, as the loop hands them over, until told to quit. */
 static void *runner_main(void *userdata) {
         struct loop *c = userdata;
         uint64_t one = 1;
+        struct job *j;
 
-        c->job->error = runner_process(&c->runner_ctx, c->job);
-        /* Wake the event loop; it joins us. */
-        if (write(c->done_fd, &one, sizeof(one)) < 0)
-                RET_GATHER(c->job->error, -errno);
+        while ((j = handoff_take(&c->runner_jobs))) {
+                j->error = runner_process(&c->runner_ctx, j);
+                /* The job is the loop's again: wake it. */
+                atomic_store(&c->job_finished, true);
+                if (write(c->done_fd, &one, sizeof(one)) < 0)
+                        report_log_errno(c->reporter, LOG_ERR, NULL, errno, "cannot wake the event loop: %m");
+        }
         return NULL;
 }
 
@@ -539,18 +585,23 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
 
         if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
                 return 0;
-        if (!c->runner_busy)
+        if (!c->runner_busy || !atomic_load(&c->job_finished))
                 return 0;
-        pthread_join(c->runner, NULL);
         c->runner_busy = false;
         j = TAKE_PTR(c->job);
         (void) sd_event_source_set_enabled(c->progress_source, SD_EVENT_OFF);
         remove_progress_file(c);
 
-        count_job(c, j);
-        if (j->onlined || j->failed)
-                update_status(c, j);
-        schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0 || j->unreadable > 0 || j->dax_failed > 0);
+        c->warm_pending |= j->warm_after;
+        if (j->warm)
+                c->warm_jobs++;
+        else {
+                count_job(c, j);
+                if (j->onlined || j->failed)
+                        update_status(c, j);
+                schedule_retry(c, j->error < 0 || j->failed > 0 || j->undecided > 0 || j->unreadable > 0 ||
+                               j->dax_failed > 0);
+        }
         job_free(j);
         /* Before the next job takes the block cache; the file is written once that job runs. */
         read_metrics_machine(c);
@@ -621,15 +672,20 @@ static int on_progress(sd_event_source *s, uint64_t usec, void *userdata) {
 static int start_job(struct loop *c, struct job *j) {
         int r;
 
+        if (!c->runner_started) {
+                r = -pthread_create(&c->runner, NULL, runner_main, c);
+                if (r < 0) {
+                        job_free(j);
+                        return r;
+                }
+                c->runner_started = true;
+                c->runner_starts++;
+        }
         job_progress_reset(&c->progress);
         j->start_usec = now_usec();
         c->job = j;
-        r = -pthread_create(&c->runner, NULL, runner_main, c);
-        if (r < 0) {
-                c->job = NULL;
-                job_free(j);
-                return r;
-        }
+        atomic_store(&c->job_finished, false);
+        handoff_give(&c->runner_jobs, j);
         c->runner_busy = true;
         c->last_alive_usec = now_usec();
         if (c->progress_source) {
@@ -676,13 +732,18 @@ static bool policy_converts(const struct policy *p) {
  * window closes: once the latest one's block is linked to its node, its
  * add is over, and the batch takes the linked blocks whose events are
  * still on the way (topology_refresh_adopt()). Waiting on for udev's
- * trickle of their events (about 10 ms each) would only delay them.
+ * trickle of their events (about 10 ms each) would only delay them. The
+ * link is looked at as the batch's first events come (a single device's
+ * add is usually over by then: its first block goes online at once), and
+ * again settle_ms after the first, when the add was still running.
  */
 static bool batch_added(struct loop *c, uint64_t now) {
+        bool arriving = c->batcher.n > 0 && c->looked_on_arrival != c->batcher.first_usec;
         uint64_t id;
 
-        if (now < batcher_added_deadline(&c->batcher) || !batcher_last_id(&c->batcher, &id))
+        if ((!arriving && now < batcher_added_deadline(&c->batcher)) || !batcher_last_id(&c->batcher, &id))
                 return false;
+        c->looked_on_arrival = c->batcher.first_usec;
         if (block_linked(c->sysfs_root, id) <= 0)
                 return false;
         report_log(c->reporter, LOG_DEBUG, NULL,
@@ -701,7 +762,8 @@ static int take_due_job(struct loop *c, bool stopping, struct job **ret) {
 
         *ret = NULL;
         if (!c->rescan_pending && !due && c->n_dax_pending == 0 && !stopping)
-                return 0;
+                /* Nothing due: time to warm up, if the machine changed. */
+                return c->warm_pending ? new_warm_job(c, ret) : 0;
 
         j = calloc(1, sizeof(*j));
         if (!j)
@@ -823,7 +885,17 @@ static void handle_event(struct loop *c, const struct monitor_event *ev) {
         case MONITOR_MEMORY_REMOVE:
                 c->topology_reload = true;
                 break;
+        case MONITOR_MACHINE:
+                c->warm_pending |= WARM_MACHINE;
+                break;
+        case MONITOR_DEVICE:
+                c->warm_pending |= WARM_DEVICES;
+                break;
+        case MONITOR_DAX_REMOVE:
+                c->warm_pending |= WARM_DAX;
+                break;
         case MONITOR_DAX_ADD:
+                c->warm_pending |= WARM_DAX;
                 if (!c->policy->convert_devdax && c->policy->n_devices == 0)
                         break;
                 if (queue_dax(c, ev->devname) < 0) {
@@ -1098,6 +1170,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
         c->done_fd = -1;
         c->runtime_dir_fd = -1;
         c->auto_online_watch_fd = -1;
+        handoff_init(&c->runner_jobs);
         c->reporter = cfg->reporter;
         c->config_explicit = cfg->config_explicit;
         c->config_path = strdup(cfg->config_path);
@@ -1126,6 +1199,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 .progress = &c->progress,
                 .ops = cfg->ops,
                 .out = stdout,
+                .keep_writers = true,
         };
         c->stop_timeout_usec = cfg->stop_timeout_usec ?: STOP_TIMEOUT_USEC;
 
@@ -1157,6 +1231,8 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .failed = c->total_failed,
                 .batches = c->batches,
                 .timer_wakeups = c->timer_wakeups,
+                .runner_starts = c->runner_starts,
+                .warm_jobs = c->warm_jobs,
                 .runner_busy = c->runner_busy,
                 /* The runner's state is its thread's while it runs. */
                 .held = !c->runner_busy && runner_has_carried_over(&c->runner_ctx),

@@ -76,6 +76,8 @@ void loop_terminate(struct loop *l);
 struct loop_stats {
         uint64_t blocks, bytes, failed, batches;
         uint64_t timer_wakeups;         /* batch timer firings */
+        uint64_t runner_starts;         /* runner threads started: one, kept from job to job */
+        uint64_t warm_jobs;             /* jobs that only warmed up what the runner keeps */
         bool runner_busy;
         bool held;                      /* blocks wait offline for a next batch (known while idle) */
         bool listening;                 /* on a udev or kernel socket, not a test's feed */

@@ -407,6 +407,20 @@ static int load_cpu(struct topology *t, unsigned cpu, struct bitmask *const *cpu
         return 0;
 }
 
+/* Each online CPU into its node's set. */
+static void cpus_into_nodes(struct topology *t) {
+        for (unsigned i = 0; i < t->n_cpus; i++) {
+                struct topo_cpu *c = &t->cpus[i];
+                struct topo_node *node;
+
+                if (!c->present || !c->online)
+                        continue;
+                node = machine_node_mut(t, c->node);
+                if (node)
+                        numa_bitmask_setbit(node->cpus, i);
+        }
+}
+
 static int load_cpus(struct topology *t, struct bitmask *const *cpulists) {
         _cleanup_free_ uint64_t *ids = NULL;
         size_t n;
@@ -438,18 +452,10 @@ static int load_cpus(struct topology *t, struct bitmask *const *cpulists) {
         }
 
         /* Without node directories every CPU is on the single node 0. */
-        for (unsigned i = 0; i < t->n_cpus; i++) {
-                struct topo_cpu *c = &t->cpus[i];
-                struct topo_node *node;
-
-                if (c->node == NODE_NONE && t->n_nodes == 1 && t->nodes[0].id == 0)
-                        c->node = 0;
-                if (!c->present || !c->online)
-                        continue;
-                node = machine_node_mut(t, c->node);
-                if (node)
-                        numa_bitmask_setbit(node->cpus, i);
-        }
+        for (unsigned i = 0; i < t->n_cpus; i++)
+                if (t->cpus[i].node == NODE_NONE && t->n_nodes == 1 && t->nodes[0].id == 0)
+                        t->cpus[i].node = 0;
+        cpus_into_nodes(t);
         return 0;
 }
 
@@ -503,8 +509,37 @@ int machine_read_signature(const char *root, char **ret) {
         return 0;
 }
 
+/* The CPU half of a signature ("NODES|CPUS"): what CPU hotplug changes. */
+static const char *signature_cpus(const char *signature) {
+        const char *bar = signature ? strrchr(signature, '|') : NULL;
+
+        return bar ? bar + 1 : NULL;
+}
+
+/* The CPUs as known has them, when the CPU half of t's fresh signature is known's too. */
+static int keep_cpus(struct topology *t, const struct topology *known) {
+        const char *was = signature_cpus(known->signature), *now = signature_cpus(t->signature);
+
+        if (!was || !now || !streq(was, now) || !known->cpus || !known->isolated)
+                return 0;
+        t->cpus = malloc((known->n_cpus ?: 1) * sizeof(*t->cpus));
+        t->isolated = cpuset_new();
+        if (!t->cpus || !t->isolated)
+                return -ENOMEM;
+        if (known->n_cpus > 0)
+                memcpy(t->cpus, known->cpus, known->n_cpus * sizeof(*t->cpus));
+        t->n_cpus = known->n_cpus;
+        copy_bitmask_to_bitmask(known->isolated, t->isolated);
+        cpus_into_nodes(t);
+        return 1;
+}
+
 /* Nodes, CPUs and isolated CPUs, with the signature read first: a change while loading shows next time. */
 int machine_load(struct topology *t, struct topology_error *e) {
+        return machine_load_known(t, NULL, e);
+}
+
+int machine_load_known(struct topology *t, const struct topology *known, struct topology_error *e) {
         struct bitmask **cpulists = NULL;
         int r;
 
@@ -514,6 +549,16 @@ int machine_load(struct topology *t, struct topology_error *e) {
         r = load_nodes(t, &cpulists);
         if (r < 0 && r != -ENOMEM)
                 topology_error_set(e, "cannot list " NODE_DIR ": %s", strerror(-r));
+        if (r >= 0 && known) {
+                /* Only nodes changed (a CPU-less node came, or its HMAT initiators): the CPUs are as they were. */
+                r = keep_cpus(t, known);
+                if (r > 0) {
+                        for (size_t i = 0; i < t->n_nodes; i++)
+                                cpuset_freep(&cpulists[i]);
+                        free(cpulists);
+                        return 0;
+                }
+        }
         if (r >= 0) {
                 r = load_cpus(t, cpulists);
                 if (r < 0 && r != -ENOMEM)

@@ -52,6 +52,22 @@ int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name
         return 0;
 }
 
+int memdev_set_copy(const struct memdev_set *src, struct memdev_set *ret) {
+        _cleanup_(memdev_set_clear) struct memdev_set s = {};
+        int r;
+
+        for (size_t i = 0; i < src->n; i++) {
+                r = memdev_set_add(&s, src->devs[i].kind, src->devs[i].name, src->devs[i].start, src->devs[i].end);
+                if (r < 0)
+                        return r;
+                s.devs[i].dynamic = src->devs[i].dynamic;
+        }
+        memdev_set_clear(ret);
+        *ret = s;
+        s = (struct memdev_set) {};
+        return 0;
+}
+
 static int cmp_memdev(const void *a, const void *b) {
         const struct memdev *x = a, *y = b;
 
@@ -366,48 +382,101 @@ bool ram_ranges_touch(const struct ram_ranges *rr, uint64_t start, uint64_t size
         return false;
 }
 
-int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret) {
+void fw_cache_clear(struct fw_cache *c) {
+        free(c->entries);
+        *c = (struct fw_cache) {};
+}
+
+void memdev_cache_clear(struct memdev_cache *c) {
+        acpi_span_cache_clear(&c->acpi);
+        fw_cache_clear(&c->fw);
+}
+
+static const struct fw_entry *fw_cache_find(const struct fw_cache *c, const char *name) {
+        for (size_t i = 0; c && i < c->n; i++)
+                if (streq(c->entries[i].name, name))
+                        return &c->entries[i];
+        return NULL;
+}
+
+/* firmware/memmap/NAME: 1 and *ret, 0 when it is no entry to go by (odd, or gone), -ENOMEM. */
+static int fw_entry_read(const char *sysfs_root, const char *name, struct fw_entry *ret) {
+        _cleanup_free_ char *type = NULL;
+        struct fw_entry e = {};
+        char rel[64];
+        int r;
+
+        snprintf(e.name, sizeof(e.name), "%s", name);
+        snprintf(rel, sizeof(rel), "firmware/memmap/%s/type", name);
+        r = sysfs_read(sysfs_root, rel, &type);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        e.ram = streq(type, "System RAM");
+        if (e.ram) {
+                snprintf(rel, sizeof(rel), "firmware/memmap/%s/start", name);
+                if (sysfs_read_u64(sysfs_root, rel, 16, &e.start) < 0)
+                        return 0;
+                snprintf(rel, sizeof(rel), "firmware/memmap/%s/end", name);
+                /* end is the last byte, inclusive */
+                if (sysfs_read_u64(sysfs_root, rel, 16, &e.end) < 0 || e.end < e.start || e.end == UINT64_MAX)
+                        return 0;
+                e.end++;
+        }
+        *ret = e;
+        return 1;
+}
+
+int memdev_scan_firmware_ram(const char *sysfs_root, struct fw_cache *cache, struct ram_ranges *ret) {
         _cleanup_closedir_ DIR *d = NULL;
-        struct ram_ranges rr = {};
+        _cleanup_(ram_ranges_clear) struct ram_ranges rr = {};
+        _cleanup_(fw_cache_clear) struct fw_cache seen = {};
         struct dirent *de;
         int r;
 
         r = sysfs_opendir_optional(sysfs_root, "firmware/memmap", NULL, &d);
-        if (r < 0 || !d)
+        if (r < 0)
                 return r;
-        while ((errno = 0, de = readdir(d))) {
-                _cleanup_free_ char *type = NULL;
-                uint64_t start, end;
-                char rel[64];
+        while (d && (errno = 0, de = readdir(d))) {
+                const struct fw_entry *known;
+                struct fw_entry e;
 
-                if (de->d_name[0] == '.' || strlen(de->d_name) > 20)
+                if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(e.name))
                         continue;
-                snprintf(rel, sizeof(rel), "firmware/memmap/%s/type", de->d_name);
-                if (sysfs_read(sysfs_root, rel, &type) < 0 || !streq(type, "System RAM"))
-                        continue;
-                snprintf(rel, sizeof(rel), "firmware/memmap/%s/start", de->d_name);
-                if (sysfs_read_u64(sysfs_root, rel, 16, &start) < 0)
-                        continue;
-                snprintf(rel, sizeof(rel), "firmware/memmap/%s/end", de->d_name);
-                /* end is the last byte, inclusive */
-                if (sysfs_read_u64(sysfs_root, rel, 16, &end) < 0 || end < start || end == UINT64_MAX)
-                        continue;
-                if (GROW(rr.r, rr.allocated, rr.n + 1) < 0) {
-                        ram_ranges_clear(&rr);
-                        return -ENOMEM;
+                known = fw_cache_find(cache, de->d_name);
+                if (known)
+                        e = *known;
+                else {
+                        r = fw_entry_read(sysfs_root, de->d_name, &e);
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
+                                continue;       /* not remembered: read again next time */
                 }
-                rr.r[rr.n].start = start;
-                rr.r[rr.n++].end = end + 1;
+                if (GROW(seen.entries, seen.allocated, seen.n + 1) < 0)
+                        return -ENOMEM;
+                seen.entries[seen.n++] = e;
+                if (!e.ram)
+                        continue;
+                if (GROW(rr.r, rr.allocated, rr.n + 1) < 0)
+                        return -ENOMEM;
+                rr.r[rr.n].start = e.start;
+                rr.r[rr.n++].end = e.end;
         }
-        if (errno != 0) {
-                r = -errno;
-                ram_ranges_clear(&rr);
-                return r;
-        }
+        if (d && errno != 0)
+                return -errno;
         if (rr.n > 1)
                 qsort(rr.r, rr.n, sizeof(*rr.r), cmp_range_start);
         ram_ranges_clear(ret);
         *ret = rr;
+        rr = (struct ram_ranges) {};
+        /* The names listed now, and only those. */
+        if (cache) {
+                fw_cache_clear(cache);
+                *cache = seen;
+                seen = (struct fw_cache) {};
+        }
         return 0;
 }
 
@@ -503,14 +572,14 @@ static int add_driver_managed(const char *sysfs_root, const struct topology *t, 
 }
 
 int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
-                struct acpi_span_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw) {
+                struct memdev_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
         _cleanup_free_ char *iomem = NULL;
         uint64_t start, end;
         int r;
 
-        r = memdev_scan_acpi(sysfs_root, t->block_size, cache, &s);
+        r = memdev_scan_acpi(sysfs_root, t->block_size, cache ? &cache->acpi : NULL, &s);
         if (r >= 0)
                 r = memdev_iomem_path(sysfs_root, &iomem);
         if (r >= 0)
@@ -519,7 +588,7 @@ int memdev_load(const char *sysfs_root, const struct topology *t, const struct p
                 if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
                         r = memdev_set_add(&s, MEMDEV_DAX, devs->devices[i].name, start, end);
         if (r >= 0)
-                r = memdev_scan_firmware_ram(sysfs_root, &fw);
+                r = memdev_scan_firmware_ram(sysfs_root, cache ? &cache->fw : NULL, &fw);
         if (r >= 0)
                 r = memdev_set_seal(&s);
         if (r >= 0)

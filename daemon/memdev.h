@@ -47,6 +47,9 @@ void memdev_set_clear(struct memdev_set *s);
 /* Add one device; its span must not overlap another's (-EEXIST), name is copied. */
 int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name, uint64_t start, uint64_t end);
 
+/* A copy of src, in the same order, into *ret (replaced on success). */
+int memdev_set_copy(const struct memdev_set *src, struct memdev_set *ret);
+
 /* Sort by start and check that no spans overlap: call once after the adds. -EEXIST on overlap. */
 int memdev_set_seal(struct memdev_set *s);
 
@@ -87,7 +90,25 @@ struct ram_ranges {
         struct { uint64_t start, end; } *r;     /* end exclusive, ascending */
         size_t n, allocated;
 };
-int memdev_scan_firmware_ram(const char *sysfs_root, struct ram_ranges *ret);
+/*
+ * The firmware memmap entries read so far, by name. The kernel names an
+ * entry from a counter it never winds back (add_sysfs_fw_map_entry()), and
+ * an entry's start, end and type never change: a name once read is known
+ * for good. Only names not seen before are read; names gone are dropped.
+ */
+struct fw_entry {
+        char name[24];
+        uint64_t start, end;            /* end exclusive */
+        bool ram;                       /* "System RAM" */
+};
+struct fw_cache {
+        struct fw_entry *entries;
+        size_t n, allocated;
+};
+void fw_cache_clear(struct fw_cache *c);
+
+/* cache may be NULL: every entry is read. */
+int memdev_scan_firmware_ram(const char *sysfs_root, struct fw_cache *cache, struct ram_ranges *ret);
 /* Does any of [start, start + size) lie in the firmware's RAM? */
 bool ram_ranges_touch(const struct ram_ranges *rr, uint64_t start, uint64_t size);
 void ram_ranges_clear(struct ram_ranges *rr);
@@ -108,12 +129,19 @@ const struct memdev *memdev_find(const struct memdev_set *s, uint64_t start, uin
 struct topology;
 struct pmem_devices;
 
+/* What memdev_load() keeps from one call to the next: the ACPI spans and the firmware entries. */
+struct memdev_cache {
+        struct acpi_span_cache acpi;
+        struct fw_cache fw;
+};
+void memdev_cache_clear(struct memdev_cache *c);
+
 /*
  * The machine's hotplug devices: ACPI DIMMs, virtio-mem regions (from
  * iomem; without its addresses, the runs of t's blocks outside the
  * firmware's RAM that no other device holds), and the dax devices of devs
  * onlined through kmem; and the firmware's RAM ranges. Replaces *ret and
- * *ret_fw on success. cache (may be NULL) carries the ACPI spans over.
+ * *ret_fw on success. cache (may be NULL) carries what may be kept over.
  */
 int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
-                struct acpi_span_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw);
+                struct memdev_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw);

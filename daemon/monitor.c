@@ -12,6 +12,9 @@ static const char *const event_source_table[] = {
 
 DEFINE_STRING_TABLE(event_source, enum event_source, NULL)
 
+/* What every monitor listens to: memory blocks, and what changes the machine the daemon keeps. */
+static const char *const machine_subsystems[] = { "memory", "node", "cpu", "cxl", "acpi" };
+
 struct monitor {
         struct udev *udev;
         struct udev_monitor *mon;
@@ -43,6 +46,17 @@ int monitor_classify(const char *action, const char *subsystem, const char *sysn
                         ev.kind = MONITOR_MEMORY_ONLINE;
                 else if (streq(action, "offline") || streq(action, "change"))
                         ev.kind = MONITOR_MEMORY_OFFLINE;
+        } else if ((streq(subsystem, "node") && startswith(sysname, "node")) ||
+                   (streq(subsystem, "cpu") && startswith(sysname, "cpu"))) {
+                if (streq(action, "add") || streq(action, "remove") || streq(action, "online") ||
+                    streq(action, "offline"))
+                        ev.kind = MONITOR_MACHINE;
+        } else if ((streq(subsystem, "cxl") && startswith(sysname, "region")) ||
+                   (streq(subsystem, "acpi") && startswith(sysname, "PNP0C80:"))) {
+                /* A region is a dax device's once bound (committed); a DIMM's links come at the end of its add. */
+                if (streq(action, "add") || streq(action, "remove") || streq(action, "bind") ||
+                    streq(action, "unbind"))
+                        ev.kind = MONITOR_DEVICE;
         } else if (streq(subsystem, "dax")) {
                 if (strlen(sysname) >= sizeof(ev.devname))
                         return -ENAMETOOLONG;
@@ -90,15 +104,15 @@ int monitor_open(enum event_source source, bool watch_dax, struct monitor **ret)
                 goto fail;
         }
         /* Filters are BPF on libudev's header: udev-sourced messages only. */
-        if (!m->kernel) {
-                r = udev_monitor_filter_add_match_subsystem_devtype(m->mon, "memory", NULL);
+        for (size_t i = 0; !m->kernel && i < ELEMENTSOF(machine_subsystems); i++) {
+                r = udev_monitor_filter_add_match_subsystem_devtype(m->mon, machine_subsystems[i], NULL);
                 if (r < 0)
                         goto fail;
-                if (watch_dax) {
-                        r = udev_monitor_filter_add_match_subsystem_devtype(m->mon, "dax", NULL);
-                        if (r < 0)
-                                goto fail;
-                }
+        }
+        if (!m->kernel && watch_dax) {
+                r = udev_monitor_filter_add_match_subsystem_devtype(m->mon, "dax", NULL);
+                if (r < 0)
+                        goto fail;
         }
         /* Best effort: needs CAP_NET_ADMIN for the forced size. */
         (void) udev_monitor_set_receive_buffer_size(m->mon, MONITOR_RCVBUF);
@@ -111,6 +125,13 @@ int monitor_open(enum event_source source, bool watch_dax, struct monitor **ret)
 fail:
         monitor_free(m);
         return r;
+}
+
+static bool watched(const struct monitor *m, const char *subsystem) {
+        for (size_t i = 0; i < ELEMENTSOF(machine_subsystems); i++)
+                if (streq(subsystem, machine_subsystems[i]))
+                        return true;
+        return m->watch_dax && streq(subsystem, "dax");
 }
 
 int monitor_fd(const struct monitor *m) {
@@ -142,8 +163,7 @@ int monitor_receive(struct monitor *m, struct monitor_event *ret) {
                 if (seq)
                         (void) parse_u64(seq, 10, &seqnum);
 
-                if (m->kernel && subsystem && !streq(subsystem, "memory") &&
-                    !(m->watch_dax && streq(subsystem, "dax"))) {
+                if (m->kernel && subsystem && !watched(m, subsystem)) {
                         udev_device_unref(dev);
                         continue;
                 }

@@ -7,7 +7,9 @@
 /*
  * Memory-block (and dax) events from udev or straight from the kernel.
  * Memory uevents carry only ACTION, DEVPATH, SUBSYSTEM and SEQNUM, so an
- * event is reduced to (kind, block id or dax device name).
+ * event is reduced to (kind, block id or dax device name). Node, CPU, CXL
+ * region and ACPI memory device events only say that what the daemon
+ * keeps of the machine may have changed.
  */
 
 enum monitor_kind {
@@ -18,6 +20,8 @@ enum monitor_kind {
         MONITOR_MEMORY_REMOVE,
         MONITOR_DAX_ADD,                /* a dax device appeared (or was re-bound) */
         MONITOR_DAX_REMOVE,
+        MONITOR_MACHINE,                /* a node or a CPU came, went, or went on- or offline */
+        MONITOR_DEVICE,                 /* a CXL region or an ACPI memory device (a DIMM) came or went */
 };
 
 struct monitor_event {

@@ -6,6 +6,7 @@
 #include <sys/param.h>
 #include <time.h>
 #include "cpuset.h"
+#include "handoff.h"
 #include "online.h"
 #include "sysfs.h"
 #include "util.h"
@@ -75,6 +76,11 @@ struct online_pass {
         const struct online_request *req;
         struct online_result *res;
         struct arbiter arbiter;
+        pthread_mutex_t done_lock;
+        pthread_cond_t done_cond;
+        size_t running;                 /* workers handed to pool threads that have not finished */
+        atomic_bool wrote;              /* a write has returned */
+        bool wrote_seen;                /* under done_lock: the caller may run after_first_write */
         unsigned writes_per_turn;
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
@@ -84,6 +90,7 @@ struct online_pass {
 
 /* What a block's turn needs, made ready ahead of it: its state file open and its state read. */
 struct ready_block {
+        bool done;                      /* prepared (by the helper) */
         int fd;                         /* -1 when the open failed */
         int error;                      /* the open's -errno, 0 if open */
         int state_error;                /* the read's -errno, 0 if state is valid */
@@ -98,22 +105,49 @@ struct ready_block {
 #define PREFETCH_AHEAD 16
 
 /*
- * A worker's helper, while it runs: it opens and reads the state files of
- * the worker's next blocks. ready[] and the counters are under lock.
+ * A writer thread's helper: while a worker runs on that thread, it opens
+ * and reads the state files of the worker's next blocks, then waits for
+ * the next worker. ready[] and the counters are under lock.
  */
 struct prefetcher {
-        struct ready_block *ready;      /* per item */
-        size_t n_ready;                 /* items [0, n_ready) are prepared */
+        struct worker *w;               /* whose blocks it prepares; NULL between runs */
+        struct ready_block *ready;      /* per item of w */
+        size_t claimed;                 /* items [0, claimed) are taken: the helper's in order, or the worker's */
         size_t turn;                    /* the worker is at this item */
         size_t closed;                  /* the helper closed the files of items [0, closed) */
-        bool quit, started;
+        bool quit;                      /* w's run is over: prepare no more */
+        bool exit;                      /* the helper thread ends */
+        bool started;                   /* the helper thread runs */
         bool helper_waits, worker_waits;        /* who sleeps on cond: wake only them */
         pthread_mutex_t lock;
         pthread_cond_t cond;
         pthread_t thread;
 };
 
-/* One thread: one CPU of one group. Everything here is owned by the thread until join. */
+/*
+ * A writer thread of the pool: pinned to its CPU, it runs the workers
+ * passes hand it, one at a time, and sleeps between them.
+ */
+struct pool_thread {
+        struct online_pool *pool;
+        int cpu;                        /* -1 = unpinned */
+        pthread_t thread;
+        struct handoff tasks;           /* workers from passes */
+        bool busy;                      /* under pool->lock: a pass holds it */
+        unsigned pinned_gen;            /* pool->pin_gen when it last pinned itself */
+        bool pinned;                    /* has pinned itself at all */
+        int pin_error;                  /* that pin's outcome, 0 or -errno */
+        struct prefetcher pf;
+};
+
+struct online_pool {
+        pthread_mutex_t lock;
+        struct pool_thread **threads;
+        size_t n, allocated;
+        atomic_uint pin_gen;
+};
+
+/* One worker: one CPU of one group, run by a pool thread (or inline by the pass). */
 struct worker {
         struct online_pass *pass;
         size_t group;
@@ -121,15 +155,14 @@ struct worker {
         size_t *items;                  /* indices into res->blocks */
         size_t n_items;
         size_t first_item;              /* res->blocks index of the group's item 0 */
-        pthread_t thread;
-        bool started;
+        struct pool_thread *thread;     /* NULL: run inline, unpinned */
         int pin_error;                  /* 0 or -errno */
         uint64_t first_start, last_end; /* of this worker's writes, 0 if none */
         uint64_t ran_usec, prepared_usec, pinned_usec; /* thread start, first block open, pinned: for the debug log */
         bool holding;                   /* owns a write slot between blocks */
         size_t first_deferred;          /* items from here on are the zones' deferred blocks */
         unsigned streak;                /* writes in the current hold */
-        struct prefetcher pf;
+        struct prefetcher *pf;          /* its thread's helper for this run; NULL: prepare inline */
 };
 
 static bool stopped(const struct online_pass *pass) {
@@ -280,7 +313,7 @@ static void name_thread(const char *role, int node) {
 }
 
 static struct ready_block prepare_block(const struct online_pass *pass, uint64_t id) {
-        struct ready_block rb = { .fd = -1 };
+        struct ready_block rb = { .done = true, .fd = -1 };
 
         if (uses_files(pass->req))
                 rb.error = open_state(pass, id, &rb.fd);
@@ -289,49 +322,93 @@ static struct ready_block prepare_block(const struct online_pass *pass, uint64_t
         return rb;
 }
 
-static void *prefetch_main(void *userdata) {
-        struct worker *w = userdata;
-
+/* Prepare w's blocks after the first, PREFETCH_AHEAD ahead of the worker, until its run ends. */
+static void prefetch_run(struct prefetcher *pf, struct worker *w) {
         name_thread("read", w->pass->req->plan->groups[w->group].node);
-        /* Item 0 was prepared by prefetch_start(). */
-        for (size_t i = 1; i < w->n_items; i++) {
-                uint64_t id = w->pass->res->blocks[w->items[i]].id;
+        for (;;) {
                 struct ready_block rb;
-                size_t done;
-                bool quit;
+                size_t i, done;
 
-                pthread_mutex_lock(&w->pf.lock);
-                while (!w->pf.quit && i >= w->pf.turn + PREFETCH_AHEAD) {
-                        w->pf.helper_waits = true;
-                        pthread_cond_wait(&w->pf.cond, &w->pf.lock);
-                        w->pf.helper_waits = false;
+                pthread_mutex_lock(&pf->lock);
+                while (!pf->quit && pf->claimed < w->n_items && pf->claimed >= pf->turn + PREFETCH_AHEAD) {
+                        pf->helper_waits = true;
+                        pthread_cond_wait(&pf->cond, &pf->lock);
+                        pf->helper_waits = false;
                 }
-                quit = w->pf.quit;
-                done = w->pf.turn > 0 ? w->pf.turn - 1 : 0;  /* the worker has finished with these */
-                pthread_mutex_unlock(&w->pf.lock);
-                if (quit)
+                if (pf->quit || pf->claimed >= w->n_items) {
+                        pthread_mutex_unlock(&pf->lock);
                         break;
+                }
+                i = pf->claimed++;
+                done = pf->turn > 0 ? pf->turn - 1 : 0;  /* the worker has finished with these */
+                pthread_mutex_unlock(&pf->lock);
 
                 /*
                  * Closed here, where they were opened: a file freed on
                  * another CPU takes the allocator's slow path.
                  */
-                for (; w->pf.closed < done; w->pf.closed++)
-                        if (w->pf.ready[w->pf.closed].fd >= 0) {
-                                close(w->pf.ready[w->pf.closed].fd);
-                                w->pf.ready[w->pf.closed].fd = -1;
+                for (; pf->closed < done; pf->closed++)
+                        if (pf->ready[pf->closed].fd >= 0) {
+                                close(pf->ready[pf->closed].fd);
+                                pf->ready[pf->closed].fd = -1;
                         }
 
-                rb = prepare_block(w->pass, id);
+                rb = prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id);
 
-                pthread_mutex_lock(&w->pf.lock);
-                w->pf.ready[i] = rb;
-                w->pf.n_ready = i + 1;
-                if (w->pf.worker_waits)
-                        pthread_cond_signal(&w->pf.cond);
-                pthread_mutex_unlock(&w->pf.lock);
+                pthread_mutex_lock(&pf->lock);
+                pf->ready[i] = rb;
+                if (pf->worker_waits)
+                        pthread_cond_signal(&pf->cond);
+                pthread_mutex_unlock(&pf->lock);
         }
+}
+
+/* The helper thread: one run per worker its writer thread runs, until told to exit. */
+static void *prefetch_main(void *userdata) {
+        struct prefetcher *pf = userdata;
+
+        pthread_mutex_lock(&pf->lock);
+        for (;;) {
+                struct worker *w;
+
+                while (!pf->w && !pf->exit)
+                        pthread_cond_wait(&pf->cond, &pf->lock);
+                if (pf->exit)
+                        break;
+                w = pf->w;
+                pthread_mutex_unlock(&pf->lock);
+                prefetch_run(pf, w);
+                pthread_mutex_lock(&pf->lock);
+                /* The run is over: prefetch_stop() waits for this. */
+                pf->w = NULL;
+                pthread_cond_broadcast(&pf->cond);
+        }
+        pthread_mutex_unlock(&pf->lock);
         return NULL;
+}
+
+/* The helper thread of a writer thread, started once; on failure its workers prepare inline. */
+static void prefetcher_init(struct prefetcher *pf) {
+        pthread_attr_t attr;
+
+        pthread_mutex_init(&pf->lock, NULL);
+        pthread_cond_init(&pf->cond, NULL);
+        pthread_attr_init(&attr);
+        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
+        pf->started = pthread_create(&pf->thread, &attr, prefetch_main, pf) == 0;
+        pthread_attr_destroy(&attr);
+}
+
+static void prefetcher_done(struct prefetcher *pf) {
+        if (pf->started) {
+                pthread_mutex_lock(&pf->lock);
+                pf->exit = true;
+                pthread_cond_broadcast(&pf->cond);
+                pthread_mutex_unlock(&pf->lock);
+                pthread_join(pf->thread, NULL);
+        }
+        pthread_cond_destroy(&pf->cond);
+        pthread_mutex_destroy(&pf->lock);
 }
 
 /*
@@ -386,56 +463,62 @@ static void order_writes(struct worker *w, const struct online_result *res) {
                 w->items[n++] = deferred[i];
 }
 
-/* Start the helper; without one (no files, one block, no thread) the worker prepares inline. */
+/* Hand w's blocks to its thread's helper; without one (no files, one block, no helper) the worker prepares inline. */
 static void prefetch_start(struct worker *w) {
-        pthread_attr_t attr;
+        struct prefetcher *pf = w->thread && w->thread->pf.started ? &w->thread->pf : NULL;
+        struct ready_block *ready;
 
-        if (!uses_files(w->pass->req) || w->n_items < 2)
+        w->pf = NULL;
+        if (!pf || !uses_files(w->pass->req) || w->n_items < 2)
                 return;
-        w->pf.ready = calloc(w->n_items, sizeof(*w->pf.ready));
-        if (!w->pf.ready)
+        ready = calloc(w->n_items, sizeof(*ready));
+        if (!ready)
                 return;
+        for (size_t i = 0; i < w->n_items; i++)
+                ready[i].fd = -1;
         /* The first block is needed at once: no point waiting for the helper. */
-        w->pf.ready[0] = prepare_block(w->pass, w->pass->res->blocks[w->items[0]].id);
-        w->pf.n_ready = 1;
-        pthread_mutex_init(&w->pf.lock, NULL);
-        pthread_cond_init(&w->pf.cond, NULL);
-        pthread_attr_init(&attr);
-        (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
-        /* Created before the worker pins itself: it may run on any CPU, in parallel. */
-        w->pf.started = pthread_create(&w->pf.thread, &attr, prefetch_main, w) == 0;
-        pthread_attr_destroy(&attr);
-        if (!w->pf.started) {
-                pthread_cond_destroy(&w->pf.cond);
-                pthread_mutex_destroy(&w->pf.lock);
-                if (w->pf.ready[0].fd >= 0)
-                        close(w->pf.ready[0].fd);
-                free(w->pf.ready);
-                w->pf.ready = NULL;
-                w->pf.n_ready = 0;
-        }
+        ready[0] = prepare_block(w->pass, w->pass->res->blocks[w->items[0]].id);
+        pthread_mutex_lock(&pf->lock);
+        pf->ready = ready;
+        pf->claimed = 1;
+        pf->turn = pf->closed = 0;
+        pf->quit = false;
+        pf->w = w;
+        pthread_cond_signal(&pf->cond);
+        pthread_mutex_unlock(&pf->lock);
+        w->pf = pf;
 }
 
-/* Item i's prepared block: from the helper, or made now. */
+/*
+ * Item i's prepared block: from the helper, or made now when the helper
+ * has not taken it up yet (it may still be waking): waiting for it would
+ * put its wakeup between two writes. An item the helper is preparing is
+ * waited for.
+ */
 static struct ready_block take_ready(struct worker *w, size_t i) {
+        struct prefetcher *pf = w->pf;
         struct ready_block rb;
+        bool mine;
 
-        if (!w->pf.started)
+        if (!pf)
                 return prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id);
-        pthread_mutex_lock(&w->pf.lock);
-        while (w->pf.n_ready <= i) {
-                w->pf.worker_waits = true;
-                pthread_cond_wait(&w->pf.cond, &w->pf.lock);
-                w->pf.worker_waits = false;
+        pthread_mutex_lock(&pf->lock);
+        mine = i >= pf->claimed;
+        if (mine)
+                pf->claimed = i + 1;
+        while (!mine && !pf->ready[i].done) {
+                pf->worker_waits = true;
+                pthread_cond_wait(&pf->cond, &pf->lock);
+                pf->worker_waits = false;
         }
-        rb = w->pf.ready[i];
-        w->pf.ready[i].fd = -1;
-        w->pf.turn = i + 1;
+        rb = pf->ready[i];
+        pf->ready[i].fd = -1;
+        pf->turn = i + 1;
         /* Wake a sleeping helper once half its window is free, not per block: fewer futex calls. */
-        if (w->pf.helper_waits && w->pf.n_ready <= w->pf.turn + PREFETCH_AHEAD / 2)
-                pthread_cond_signal(&w->pf.cond);
-        pthread_mutex_unlock(&w->pf.lock);
-        return rb;
+        if (pf->helper_waits && pf->claimed <= pf->turn + PREFETCH_AHEAD / 2)
+                pthread_cond_signal(&pf->cond);
+        pthread_mutex_unlock(&pf->lock);
+        return mine ? prepare_block(w->pass, w->pass->res->blocks[w->items[i]].id) : rb;
 }
 
 /*
@@ -445,29 +528,31 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
 static void release_ready(struct worker *w, size_t i, int fd) {
         if (fd < 0)
                 return;
-        if (w->pf.started)
-                w->pf.ready[i].fd = fd;
+        if (w->pf)
+                w->pf->ready[i].fd = fd;
         else
                 close(fd);
 }
 
-/* Stop the helper and close what it opened and what the worker gave back. */
+/* End the helper's run for w and close what it opened and what the worker gave back. */
 static void prefetch_stop(struct worker *w) {
-        if (!w->pf.started)
+        struct prefetcher *pf = w->pf;
+
+        if (!pf)
                 return;
-        pthread_mutex_lock(&w->pf.lock);
-        w->pf.quit = true;
-        pthread_cond_signal(&w->pf.cond);
-        pthread_mutex_unlock(&w->pf.lock);
-        pthread_join(w->pf.thread, NULL);
-        for (size_t i = 0; i < w->pf.n_ready; i++)
-                if (w->pf.ready[i].fd >= 0)
-                        close(w->pf.ready[i].fd);
-        pthread_cond_destroy(&w->pf.cond);
-        pthread_mutex_destroy(&w->pf.lock);
-        free(w->pf.ready);
-        w->pf.ready = NULL;
-        w->pf.started = false;
+        pthread_mutex_lock(&pf->lock);
+        pf->quit = true;
+        pthread_cond_broadcast(&pf->cond);
+        while (pf->w)
+                pthread_cond_wait(&pf->cond, &pf->lock);
+        pthread_mutex_unlock(&pf->lock);
+        for (size_t i = 0; i < w->n_items; i++)
+                if (pf->ready[i].fd >= 0)
+                        close(pf->ready[i].fd);
+        free(pf->ready);
+        pf->ready = NULL;
+        pf->claimed = 0;
+        w->pf = NULL;
 }
 
 /* Whether the block prepared for its turn is to be written: not if its open failed, it is gone or not offline. */
@@ -509,6 +594,12 @@ static bool write_in_slot(struct worker *w, struct block_result *br, const struc
         t0 = now_usec();
         r = write_state(pass, br->id, rb->fd, value);
         t1 = now_usec();
+        if (!atomic_load(&pass->wrote) && !atomic_exchange(&pass->wrote, true)) {
+                pthread_mutex_lock(&pass->done_lock);
+                pass->wrote_seen = true;
+                pthread_cond_signal(&pass->done_cond);
+                pthread_mutex_unlock(&pass->done_lock);
+        }
         br->cpu = sched_getcpu();
         /* A failure leads to a backoff or a state read: not with the slot held. */
         if (r != 0 || ++w->streak >= pass->writes_per_turn)
@@ -590,8 +681,23 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
         }
 }
 
-static void *worker_main(void *userdata) {
-        struct worker *w = userdata;
+/*
+ * Pin the thread to its CPU: at its first run, and again after CPUs went
+ * on- or offline (online_pool_repin()), since an offlined CPU's threads
+ * lose their pin and a pin made before is stale. The outcome, 0 or -errno.
+ */
+static int pool_thread_pin(struct pool_thread *t) {
+        unsigned gen = atomic_load(&t->pool->pin_gen);
+
+        if (t->cpu < 0 || (t->pinned && t->pinned_gen == gen))
+                return t->pin_error;
+        t->pin_error = pin_self(t->cpu);
+        t->pinned = true;
+        t->pinned_gen = gen;
+        return t->pin_error;
+}
+
+static void worker_run(struct worker *w) {
         struct online_pass *pass = w->pass;
         const struct plan_group *g = &pass->req->plan->groups[w->group];
 
@@ -599,8 +705,8 @@ static void *worker_main(void *userdata) {
         w->ran_usec = now_usec();
         prefetch_start(w);
         w->prepared_usec = now_usec();
-        if (w->cpu >= 0)
-                w->pin_error = pin_self(w->cpu);
+        if (w->thread)
+                w->pin_error = pool_thread_pin(w->thread);
         w->pinned_usec = now_usec();
 
         for (size_t i = 0; i < w->n_items; i++) {
@@ -624,7 +730,6 @@ static void *worker_main(void *userdata) {
         }
         slot_drop(w);
         prefetch_stop(w);
-        return NULL;
 }
 
 static void workers_free(struct worker *workers, size_t n) {
@@ -659,6 +764,8 @@ static void group_finish(struct online_result *res, size_t gi, size_t first, siz
                 if (br->already_online)
                         continue;
                 gr->blocks++;
+                if (gr->first_online_usec == 0 || br->done_usec < gr->first_online_usec)
+                        gr->first_online_usec = br->done_usec;
                 if (cpus && br->cpu >= 0 && br->cpu < CPUSET_MAX)
                         numa_bitmask_setbit(cpus, (unsigned) br->cpu);
                 if (lat)
@@ -750,26 +857,196 @@ static int workers_assign(struct online_pass *pass, struct worker *workers) {
         return 0;
 }
 
-/* Start a thread per worker with blocks, and wait for them all. */
-static void workers_run(struct worker *workers, size_t n) {
-        pthread_attr_t attr;
+/* The pass's worker has finished: the pass waits for the last one. */
+static void pass_worker_done(struct online_pass *pass) {
+        pthread_mutex_lock(&pass->done_lock);
+        if (--pass->running == 0)
+                pthread_cond_signal(&pass->done_cond);
+        pthread_mutex_unlock(&pass->done_lock);
+}
 
-        /* Workers need little stack; the daemon mlockall()s, so keep it small. */
+static void *pool_thread_main(void *userdata) {
+        struct pool_thread *t = userdata;
+        struct worker *w;
+
+        /* Before pinning: the helper may run on any CPU, in parallel. */
+        prefetcher_init(&t->pf);
+        /* Pinned before its first pass: the migration to a busy CPU is no pass's wait. */
+        (void) pool_thread_pin(t);
+        while ((w = handoff_take(&t->tasks))) {
+                worker_run(w);
+                /* Free for the next pass before this one hears that it is done. */
+                pthread_mutex_lock(&t->pool->lock);
+                t->busy = false;
+                pthread_mutex_unlock(&t->pool->lock);
+                pass_worker_done(w->pass);
+        }
+        prefetcher_done(&t->pf);
+        return NULL;
+}
+
+static void pool_thread_free(struct pool_thread *t) {
+        if (!t)
+                return;
+        handoff_close(&t->tasks);
+        pthread_join(t->thread, NULL);
+        handoff_done(&t->tasks);
+        free(t);
+}
+
+/* A new thread for cpu, busy for the caller's pass; NULL when it cannot be started. */
+static struct pool_thread *pool_thread_new(struct online_pool *p, int cpu) {
+        struct pool_thread *t = calloc(1, sizeof(*t));
+        pthread_attr_t attr;
+        int r;
+
+        if (!t)
+                return NULL;
+        *t = (struct pool_thread) { .pool = p, .cpu = cpu, .busy = true };
+        handoff_init(&t->tasks);
+        /* Writers need little stack; the daemon mlockall()s, so keep it small. */
         pthread_attr_init(&attr);
         (void) pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
-        for (size_t i = 0; i < n; i++)
-                if (workers[i].n_items > 0)
-                        workers[i].started = pthread_create(&workers[i].thread, &attr, worker_main, &workers[i]) == 0;
+        r = pthread_create(&t->thread, &attr, pool_thread_main, t);
         pthread_attr_destroy(&attr);
-        /* A thread we could not create still gets its blocks done, unpinned, by us. */
-        for (size_t i = 0; i < n; i++)
-                if (workers[i].n_items > 0 && !workers[i].started) {
-                        workers[i].cpu = -1;
-                        worker_main(&workers[i]);
+        if (r != 0) {
+                handoff_done(&t->tasks);
+                free(t);
+                return NULL;
+        }
+        pthread_mutex_lock(&p->lock);
+        if (GROW(p->threads, p->allocated, p->n + 1) < 0) {
+                pthread_mutex_unlock(&p->lock);
+                pool_thread_free(t);
+                return NULL;
+        }
+        p->threads[p->n++] = t;
+        pthread_mutex_unlock(&p->lock);
+        return t;
+}
+
+/* An idle thread of cpu, now busy for the caller's pass, or a new one; NULL when none can be had. */
+static struct pool_thread *pool_take(struct online_pool *p, int cpu) {
+        pthread_mutex_lock(&p->lock);
+        for (size_t i = 0; i < p->n; i++) {
+                struct pool_thread *t = p->threads[i];
+
+                if (!t->busy && t->cpu == cpu) {
+                        t->busy = true;
+                        pthread_mutex_unlock(&p->lock);
+                        return t;
                 }
+        }
+        pthread_mutex_unlock(&p->lock);
+        return pool_thread_new(p, cpu);
+}
+
+int online_pool_new(struct online_pool **ret) {
+        struct online_pool *p = calloc(1, sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        pthread_mutex_init(&p->lock, NULL);
+        *ret = p;
+        return 0;
+}
+
+void online_pool_free(struct online_pool *p) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n; i++)
+                pool_thread_free(p->threads[i]);
+        free(p->threads);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+}
+
+void online_pool_freep(struct online_pool **p) {
+        online_pool_free(*p);
+}
+
+int online_pool_prepare(struct online_pool *p, const int *cpus, size_t n) {
+        int r = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                struct pool_thread *t;
+                bool have = false;
+
+                pthread_mutex_lock(&p->lock);
+                for (size_t k = 0; k < p->n && !have; k++)
+                        have = p->threads[k]->cpu == cpus[i] && !p->threads[k]->busy;
+                pthread_mutex_unlock(&p->lock);
+                if (have)
+                        continue;
+                t = pool_thread_new(p, cpus[i]);
+                if (!t) {
+                        r = -EAGAIN;
+                        continue;
+                }
+                pthread_mutex_lock(&p->lock);
+                t->busy = false;
+                pthread_mutex_unlock(&p->lock);
+        }
+        return r;
+}
+
+void online_pool_repin(struct online_pool *p) {
+        if (p)
+                atomic_fetch_add(&p->pin_gen, 1);
+}
+
+size_t online_pool_threads(struct online_pool *p) {
+        size_t n;
+
+        if (!p)
+                return 0;
+        pthread_mutex_lock(&p->lock);
+        n = p->n;
+        pthread_mutex_unlock(&p->lock);
+        return n;
+}
+
+/*
+ * Hand each worker with blocks to a pool thread of its CPU, and wait for
+ * them all, running after_first_write once the first write returned. A
+ * worker no thread could be had for runs here, unpinned.
+ */
+static void workers_run(struct online_pass *pass, struct online_pool *pool, struct worker *workers, size_t n) {
+        void (*hook)(void *userdata) = pass->req->after_first_write;
+
+        for (size_t i = 0; i < n; i++) {
+                struct pool_thread *t;
+
+                if (workers[i].n_items == 0)
+                        continue;
+                t = pool_take(pool, workers[i].cpu);
+                if (!t)
+                        continue;
+                workers[i].thread = t;
+                pthread_mutex_lock(&pass->done_lock);
+                pass->running++;
+                pthread_mutex_unlock(&pass->done_lock);
+                handoff_give(&t->tasks, &workers[i]);
+        }
         for (size_t i = 0; i < n; i++)
-                if (workers[i].started)
-                        pthread_join(workers[i].thread, NULL);
+                if (workers[i].n_items > 0 && !workers[i].thread) {
+                        workers[i].cpu = -1;
+                        worker_run(&workers[i]);
+                }
+        pthread_mutex_lock(&pass->done_lock);
+        while (pass->running > 0) {
+                if (hook && pass->wrote_seen) {
+                        pthread_mutex_unlock(&pass->done_lock);
+                        hook(pass->req->userdata);
+                        hook = NULL;
+                        pthread_mutex_lock(&pass->done_lock);
+                        continue;
+                }
+                pthread_cond_wait(&pass->done_cond, &pass->done_lock);
+        }
+        pthread_mutex_unlock(&pass->done_lock);
+        if (hook)
+                hook(pass->req->userdata);
 }
 
 /* One group's span, and the first writer's steps for the debug log. */
@@ -817,6 +1094,9 @@ static void result_collect(struct online_pass *pass, const struct worker *worker
                         res->start_usec = gr->start_usec;
                 if (gr->end_usec > res->end_usec)
                         res->end_usec = gr->end_usec;
+                if (gr->first_online_usec && (res->first_online_usec == 0 ||
+                                              gr->first_online_usec < res->first_online_usec))
+                        res->first_online_usec = gr->first_online_usec;
                 first += pg->n_items;
                 wi += workers_of(pg);
         }
@@ -849,6 +1129,7 @@ static struct online_pass pass_new(const struct online_request *req, struct onli
 
 int online_write(const struct online_request *req, struct online_result **ret) {
         _cleanup_online_result_ struct online_result *res = NULL;
+        _cleanup_(online_pool_freep) struct online_pool *own_pool = NULL;
         _cleanup_close_ int memory_dir_fd = -1;
         struct worker *workers = NULL;
         uint64_t pass_start = now_usec();
@@ -879,9 +1160,16 @@ int online_write(const struct online_request *req, struct online_result **ret) {
         pass = pass_new(req, res, memory_dir_fd, memory_dir_error);
 
         r = workers_assign(&pass, workers);
+        /* Without the caller's pool, threads for this pass only. */
+        if (r >= 0 && !req->pool)
+                r = online_pool_new(&own_pool);
         if (r >= 0) {
                 pthread_mutex_init(&pass.arbiter.lock, NULL);
-                workers_run(workers, n_workers);
+                pthread_mutex_init(&pass.done_lock, NULL);
+                pthread_cond_init(&pass.done_cond, NULL);
+                workers_run(&pass, req->pool ?: own_pool, workers, n_workers);
+                pthread_cond_destroy(&pass.done_cond);
+                pthread_mutex_destroy(&pass.done_lock);
                 pthread_mutex_destroy(&pass.arbiter.lock);
                 result_collect(&pass, workers, pass_start);
                 *ret = TAKE_PTR(res);

@@ -10,8 +10,8 @@
 #include "progress.h"
 
 /*
- * Node workers: one pthread per planned CPU, pinned with
- * sched_setaffinity. Workers open their blocks' state files in parallel;
+ * Node workers: one pinned writer thread per planned CPU (kept in a pool
+ * between passes). Workers open their blocks' state files in parallel;
  * an arbiter hands out at most max_concurrent_writes kernel writes at a
  * time (the kernel serialises onlining under device_hotplug_lock anyway
  * and punishes contention with a 5 ms sleep-and-restart).
@@ -69,6 +69,7 @@ struct group_result {
         size_t blocks, failed;
         uint64_t bytes;
         uint64_t start_usec, end_usec;
+        uint64_t first_online_usec;     /* when its first block came online (CLOCK_MONOTONIC), 0 if none did */
         uint64_t *lat_sorted;           /* per-block write µs of successes, ascending */
         size_t n_lat;
 };
@@ -90,14 +91,40 @@ struct online_result {
         size_t failed;
         uint64_t bytes;                 /* of blocks that came online */
         uint64_t start_usec, end_usec;
+        uint64_t first_online_usec;     /* the earliest of the groups', 0 if no block came online */
         uint64_t first_steps_usec[_ONLINE_STEP_MAX];
         bool pin_failed;                /* some worker could not pin */
         int pin_errno;
         int pin_cpu;
 };
 
+/*
+ * Writer threads kept from pass to pass: one per CPU a pass writes from
+ * (more when passes put several workers on one CPU), each with the helper
+ * that opens its next state files. A thread is started when a pass first
+ * needs it, pins itself to its CPU, and sleeps between passes.
+ */
+struct online_pool;
+
+int online_pool_new(struct online_pool **ret);
+/* Ends and joins the threads; no pass may be running. */
+void online_pool_free(struct online_pool *p);
+void online_pool_freep(struct online_pool **p);
+/*
+ * An idle thread, started and pinned, for each of the n cpus (-1:
+ * unpinned), ahead of the pass that will need it: its start and its pin
+ * (a migration to a CPU that may be busy) then come before no write.
+ * 0, or -EAGAIN when one could not be started (a pass tries again).
+ */
+int online_pool_prepare(struct online_pool *p, const int *cpus, size_t n);
+/* CPUs went on- or offline: every thread pins itself again at its next pass. */
+void online_pool_repin(struct online_pool *p);
+/* How many writer threads the pool has started. */
+size_t online_pool_threads(struct online_pool *p);
+
 struct online_request {
         const char *sysfs_root;
+        struct online_pool *pool;       /* NULL: threads for this pass only */
         uint64_t block_size;
         const struct plan *plan;
         const struct policy *policy;
@@ -114,6 +141,13 @@ struct online_request {
         const uint64_t *held_in;
         size_t n_held_in;
         struct job_progress *progress;  /* NULL: nobody watches */
+        /*
+         * Run on the caller's thread once the pass's first write returned,
+         * while the pass goes on (or at its end, if nothing was written):
+         * work that would otherwise sit between two passes.
+         */
+        void (*after_first_write)(void *userdata);
+        void *userdata;
 };
 
 /*

@@ -268,6 +268,7 @@ int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_devic
         /* Gone while we read it? Then what we read may be half a device. */
         if (stat(abs_dev, &st) < 0)
                 return -errno;
+        dev.ino = (uint64_t) st.st_ino;
 
         *ret = dev;
         dev = (struct pmem_device) {};
@@ -285,7 +286,60 @@ static int cmp_device(const void *a, const void *b) {
         return xi < yi ? -1 : xi > yi;
 }
 
-int pmem_scan(const char *sysfs_root, struct pmem_devices *ret) {
+/* A device that exists but could not be read: counted, the first named. */
+static void note_unreadable(struct pmem_devices *set, const char *name, int error) {
+        size_t len;
+
+        if (set->n_unreadable++ > 0)
+                return;
+        /* pmem_dax_name_parse() bounds the name: daxR.N with two unsigned ints. */
+        len = strnlen(name, sizeof(set->unreadable_name) - 1);
+        memcpy(set->unreadable_name, name, len);
+        set->unreadable_name[len] = 0;
+        set->unreadable_error = error;
+}
+
+/* Who bus/dax/devices/NAME is now: its directory's inode and its driver (NULL: none). -ENOENT if gone. */
+static int device_identity(int bus_fd, const char *name, uint64_t *ret_ino, char **ret_driver) {
+        char rel[96], target[PATH_MAX];
+        const char *base;
+        struct stat st;
+        ssize_t n;
+
+        if (fstatat(bus_fd, name, &st, 0) < 0)
+                return -errno;
+        snprintf(rel, sizeof(rel), "%s/driver", name);
+        n = readlinkat(bus_fd, rel, target, sizeof(target) - 1);
+        if (n < 0 && errno != ENOENT)
+                return -errno;
+        *ret_ino = (uint64_t) st.st_ino;
+        *ret_driver = NULL;
+        if (n < 0)
+                return 0;
+        target[n] = 0;
+        base = strrchr(target, '/');
+        *ret_driver = strdup(base ? base + 1 : target);
+        return *ret_driver ? 0 : -ENOMEM;
+}
+
+/* The device of the old set that may be kept for name: same directory, same driver, bound. */
+static struct pmem_device *keepable(struct pmem_devices *old, const char *name, uint64_t ino, const char *driver) {
+        for (size_t i = 0; i < old->n; i++) {
+                struct pmem_device *d = &old->devices[i];
+
+                /* A device moved out already has no name. */
+                if (d->name && streq(d->name, name))
+                        return d->driver && driver && d->ino == ino && streq(d->driver, driver) ? d : NULL;
+        }
+        return NULL;
+}
+
+/*
+ * Every device under bus/dax/devices into *ret (replaced on success): from
+ * old (may be NULL) those keepable() allows, moved out of it; the others
+ * read.
+ */
+static int scan_devices(const char *sysfs_root, struct pmem_devices *old, struct pmem_devices *ret) {
         _cleanup_(pmem_devices_clearp) struct pmem_devices set = {};
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
@@ -295,26 +349,32 @@ int pmem_scan(const char *sysfs_root, struct pmem_devices *ret) {
         if (r < 0)
                 return r;
         while (d && (errno = 0, de = readdir(d))) {
-                struct pmem_device dev;
+                _cleanup_free_ char *driver = NULL;
+                struct pmem_device dev, *kept = NULL;
+                uint64_t ino;
 
                 if (pmem_dax_name_parse(de->d_name, NULL, NULL) < 0)
                         continue;
-                r = pmem_read_device(sysfs_root, de->d_name, &dev);
-                if (r == -ENOENT)
-                        continue;       /* removed between readdir and reading it */
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        /* One bad device must not hide the others; the caller decides what unknown means. */
-                        if (set.n_unreadable++ == 0) {
-                                /* pmem_dax_name_parse() bounds the name: daxR.N with two unsigned ints. */
-                                size_t len = strnlen(de->d_name, sizeof(set.unreadable_name) - 1);
-
-                                memcpy(set.unreadable_name, de->d_name, len);
-                                set.unreadable_name[len] = 0;
-                                set.unreadable_error = r;
+                if (old) {
+                        r = device_identity(dirfd(d), de->d_name, &ino, &driver);
+                        if (r == -ENOMEM)
+                                return r;
+                        kept = r >= 0 ? keepable(old, de->d_name, ino, driver) : NULL;
+                }
+                if (kept) {
+                        dev = *kept;
+                        *kept = (struct pmem_device) {};        /* moved: the old set no longer frees it */
+                } else {
+                        r = pmem_read_device(sysfs_root, de->d_name, &dev);
+                        if (r == -ENOENT)
+                                continue;       /* removed between readdir and reading it */
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0) {
+                                /* One bad device must not hide the others; the caller decides what unknown means. */
+                                note_unreadable(&set, de->d_name, r);
+                                continue;
                         }
-                        continue;
                 }
                 if (GROW(set.devices, set.allocated, set.n + 1) < 0) {
                         pmem_device_done(&dev);
@@ -326,12 +386,26 @@ int pmem_scan(const char *sysfs_root, struct pmem_devices *ret) {
                 return -errno;
         if (set.n > 1)
                 qsort(set.devices, set.n, sizeof(*set.devices), cmp_device);
-        set.memmap_global = pmem_memmap_read_global(sysfs_root);
+        /* A kernel parameter fixed at boot (0444): read once. */
+        set.memmap_global = old ? old->memmap_global : pmem_memmap_read_global(sysfs_root);
+        set.scanned = true;
 
         pmem_devices_clear(ret);
         *ret = set;
         set = (struct pmem_devices) {};
         return (int) ret->n;
+}
+
+int pmem_scan(const char *sysfs_root, struct pmem_devices *ret) {
+        return scan_devices(sysfs_root, NULL, ret);
+}
+
+int pmem_scan_update(const char *sysfs_root, struct pmem_devices *devs) {
+        _cleanup_(pmem_devices_clearp) struct pmem_devices old = *devs;
+
+        *devs = (struct pmem_devices) {};
+        /* A set with unreadable devices (its set is incomplete), or never scanned: whole. */
+        return scan_devices(sysfs_root, old.scanned && old.n_unreadable == 0 ? &old : NULL, devs);
 }
 
 /* ---- attribution ------------------------------------------------------ */

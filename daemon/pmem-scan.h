@@ -29,6 +29,19 @@ int pmem_read_device(const char *sysfs_root, const char *name, struct pmem_devic
 int pmem_scan(const char *sysfs_root, struct pmem_devices *ret);
 
 /*
+ * Bring a set pmem_scan() filled up to date, reading only what may have
+ * changed: a device that is gone is dropped; one that is new, was made
+ * again (its directory has another inode), changed driver, or has none
+ * is read. A device still bound to the same driver is kept as read: the
+ * kernel resizes and realigns a dax device only while no driver is bound
+ * (dev_dax_resize(), align_store() answer EBUSY), and its names, node and
+ * CXL attribution are its own for life. A set that had unreadable devices,
+ * or was never scanned, is scanned whole. Returns as pmem_scan(); on
+ * failure *devs is left empty (unscanned), so nothing stale outlives it.
+ */
+int pmem_scan_update(const char *sysfs_root, struct pmem_devices *devs);
+
+/*
  * Attribute blocks to the system-ram (kmem) devices whose ranges hold
  * them whole: set device, namespace_name, namespace_uuid, region, the CXL
  * region and memdevs, the device's bad media, and the node from

@@ -76,6 +76,7 @@ struct pmem_device {
         char *cxl_decoder;              /* its root decoder (the CFMWS window), "decoder0.0" */
         char *cxl_memdevs;              /* "mem0,mem1": the memdev of each interleave position, unique */
         bool cxl_memdevs_unknown;       /* some position's memdev could not be read */
+        uint64_t ino;                   /* its directory's inode when read: a device made again has another */
 };
 
 struct pmem_devices {
@@ -86,6 +87,7 @@ struct pmem_devices {
         char unreadable_name[32];       /* the first of them, and why */
         int unreadable_error;
         enum pmem_memmap_global memmap_global;  /* read with the devices */
+        bool scanned;                   /* filled by pmem_scan() (or kept current by pmem_scan_update()) */
 };
 
 void pmem_device_done(struct pmem_device *dev);         /* frees contents */

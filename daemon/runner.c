@@ -40,7 +40,10 @@ void job_freep(struct job **j) {
 }
 
 
+static void say_pending_report(void *userdata);
+
 void runner_done(struct runner *c) {
+        say_pending_report(c);
         topology_free(c->topology);
         c->topology = NULL;
         free(c->held);
@@ -51,7 +54,10 @@ void runner_done(struct runner *c) {
         free(c->deferred);
         c->deferred = NULL;
         c->n_deferred = 0;
-        acpi_span_cache_clear(&c->acpi_spans);
+        memdev_cache_clear(&c->devices);
+        online_pool_free(TAKE_PTR(c->pool));
+        free(TAKE_PTR(c->pool_cpus));
+        pmem_devices_clear(&c->dax);
         free(c->media_reported);
         c->media_reported = NULL;
         c->n_media_reported = c->media_reported_allocated = 0;
@@ -59,6 +65,11 @@ void runner_done(struct runner *c) {
 
 bool runner_has_carried_over(const struct runner *c) {
         return c->n_held > 0 || c->n_deferred > 0;
+}
+
+/* Another job is queued (the event loop says so): a batch is waiting. */
+static bool batch_waiting(const struct runner *c) {
+        return c->more_work && atomic_load(c->more_work);
 }
 
 /* Appends to *ids the ids of add not in it yet. */
@@ -169,7 +180,7 @@ static int defer_unresolved(struct runner *c, const struct topology *t, struct b
         _cleanup_free_ uint64_t *ids = NULL;
         size_t n = 0, kept = 0;
 
-        if (t->n_nodes < 2 || !c->more_work || !atomic_load(c->more_work))
+        if (t->n_nodes < 2 || !batch_waiting(c))
                 return 0;
         for (size_t i = 0; i < set->n; i++)
                 n += set->blocks[i].node == NODE_NONE;
@@ -251,7 +262,7 @@ static void resolve_nodes(struct runner *c, const struct policy *p, const struct
                 if (atomic_load(c->stop))
                         break;
                 if (now - start >= wait &&
-                    (t->n_nodes < 2 || (c->more_work && atomic_load(c->more_work)) ||
+                    (t->n_nodes < 2 || batch_waiting(c) ||
                      now - start >= wait * NODE_LINK_PATIENCE))
                         break;
                 usleep(NODE_LINK_POLL_USEC);
@@ -390,6 +401,8 @@ struct pass_clock {
         uint64_t start_usec;
         uint64_t cpu_usec;
         uint64_t phase_end_usec[_PHASE_MAX];
+        /* The runner thread's own CPU time: a phase far longer than its CPU waited (for a CPU, or the kernel). */
+        uint64_t thread_start_usec, thread_end_usec[_PHASE_MAX];
 };
 
 /* One plan-and-write pass of a job: the main pass, or a converted dax device's. */
@@ -403,6 +416,7 @@ struct pass {
 
 static void pass_mark(struct pass_clock *clock, enum pass_phase phase) {
         clock->phase_end_usec[phase] = now_usec();
+        clock->thread_end_usec[phase] = thread_cpu_usec();
 }
 
 /* Where a batch's preparation went, for whoever debugs a slow one. */
@@ -413,32 +427,66 @@ static void log_phases(struct runner *c, const struct pass_clock *clock, const s
                 [PHASE_TOPOLOGY] = "topology", [PHASE_BLOCKS] = "blocks", [PHASE_NODES] = "node links",
                 [PHASE_DAX] = "dax", [PHASE_DEVICES] = "devices", [PHASE_PLAN] = "plan",
         };
-        char buf[256];
-        size_t len = 0;
-        uint64_t prev = clock->start_usec;
+        char buf[256], cpu[192];
+        size_t len = 0, cpu_len = 0;
+        uint64_t prev = clock->start_usec, prev_cpu = clock->thread_start_usec;
 
-        for (size_t i = 0; i < _PHASE_MAX && len < sizeof(buf); i++) {
-                uint64_t end = clock->phase_end_usec[i];
+        for (size_t i = 0; i < _PHASE_MAX && len < sizeof(buf) && cpu_len < sizeof(cpu); i++) {
+                uint64_t end = clock->phase_end_usec[i], end_cpu = clock->thread_end_usec[i];
 
                 if (end == 0)
                         continue;
                 len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%s %s %" PRIu64, len ? "," : "", names[i],
                                          end - prev);
+                cpu_len += (size_t) snprintf(cpu + cpu_len, sizeof(cpu) - cpu_len, "%s%" PRIu64, cpu_len ? " " : "",
+                                             end_cpu > prev_cpu ? end_cpu - prev_cpu : 0);
                 prev = end;
+                prev_cpu = end_cpu;
         }
         report_log(c->reporter, LOG_DEBUG, NULL,
                    "%zu blocks prepared (µs):%s, to the first write %" PRIu64 " (thread %" PRIu64 ", first open %" PRIu64
-                   ", pin %" PRIu64 ", write slot %" PRIu64 ")",
+                   ", pin %" PRIu64 ", write slot %" PRIu64 "); the runner's CPU in each phase: %s",
                    n, len ? buf : "", first_write_usec > prev ? first_write_usec - prev : 0,
-                   steps[ONLINE_STEP_THREAD], steps[ONLINE_STEP_OPEN], steps[ONLINE_STEP_PIN], steps[ONLINE_STEP_SLOT]);
+                   steps[ONLINE_STEP_THREAD], steps[ONLINE_STEP_OPEN], steps[ONLINE_STEP_PIN], steps[ONLINE_STEP_SLOT],
+                   cpu_len ? cpu : "-");
+}
+
+/*
+ * Each write's entry and return (CLOCK_MONOTONIC µs, the clock of the
+ * kernel's trace_clock=mono), 16 a line, for whoever lines them up with
+ * a trace of online_pages: what lies between two writes, and whose it is.
+ */
+#define WRITES_PER_LINE 16
+
+static void log_write_times(struct runner *c, const struct online_result *res) {
+        char buf[WRITES_PER_LINE * 56];
+        size_t len = 0, n = 0;
+
+        if (c->reporter->max_priority < LOG_DEBUG)
+                return;
+        for (size_t i = 0; i < res->n_blocks; i++) {
+                const struct block_result *b = &res->blocks[i];
+
+                if (b->attempts == 0 || b->error != 0)
+                        continue;
+                len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%smemory%" PRIu64 " %" PRIu64 "-%" PRIu64,
+                                         n ? ", " : "", b->id, b->done_usec - b->usec, b->done_usec);
+                if (++n == WRITES_PER_LINE || len >= sizeof(buf) - 56) {
+                        report_log(c->reporter, LOG_DEBUG, NULL, "write times (µs, entry-return): %s", buf);
+                        len = n = 0;
+                }
+        }
+        if (n > 0)
+                report_log(c->reporter, LOG_DEBUG, NULL, "write times (µs, entry-return): %s", buf);
 }
 
 static struct pass_clock pass_clock_now(void) {
-        return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec() };
+        return (struct pass_clock) { .start_usec = now_usec(), .cpu_usec = cpu_time_usec(),
+                                     .thread_start_usec = thread_cpu_usec() };
 }
 
-/* Blocks left offline because a rule could not be checked: one failure record each, counted for a retry. */
-static void report_undecided_blocks(struct runner *c, struct job *j, const struct plan *plan) {
+/* Blocks left offline because a rule could not be checked: one failure record each (counted for a retry). */
+static void report_undecided_blocks(struct runner *c, const struct plan *plan) {
         for (size_t i = 0; i < plan->n_skipped; i++) {
                 const struct plan_item *it = &plan->skipped[i];
                 int r;
@@ -448,7 +496,6 @@ static void report_undecided_blocks(struct runner *c, struct job *j, const struc
                                    (unsigned long long) it->block->id, it->reason);
                         continue;
                 }
-                j->undecided++;
                 r = report_undecided(c->reporter, it, c->reporter->batch_seq);
                 if (r < 0)
                         report_log_errno(c->reporter, LOG_WARNING, NULL, r,
@@ -533,7 +580,7 @@ static void report_bad_media_blocks(struct runner *c, const struct pass *pass, c
 }
 
 /* The zone changes the planner made on its own: never quiet. */
-static void report_zone_changes(struct runner *c, const struct job *j, const struct plan *plan) {
+static void report_zone_changes(struct runner *c, unsigned movable_ratio, const struct plan *plan) {
         const char *said[16];
         size_t n_said = 0, n_blocks = 0;
         uint64_t first_guarded = UINT64_MAX;
@@ -562,7 +609,7 @@ static void report_zone_changes(struct runner *c, const struct job *j, const str
                 report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_RATIO,
                            "%zu blocks from memory%llu on go to online_kernel instead of online_movable: "
                            "more movable memory would exceed the MOVABLE:KERNEL ratio of %u%%",
-                           n_blocks, (unsigned long long) first_guarded, j->policy->movable_ratio);
+                           n_blocks, (unsigned long long) first_guarded, movable_ratio);
         if (plan->n_fell_back > 0)
                 report_log(c->reporter, LOG_NOTICE, NULL,
                            "%zu blocks go to the kernel's own zone: the default zone is not valid for them "
@@ -581,10 +628,67 @@ static void report_fallbacks(struct runner *c, const struct online_result *res) 
 }
 
 /*
+ * The writer threads the daemon keeps, started at the first job that
+ * writes. When CPUs went on- or offline since they pinned themselves (the
+ * topology's signature changed), they pin again: an offlined CPU took its
+ * threads' pin away. NULL without them: the pass starts its own threads.
+ */
+static struct online_pool *job_pool(struct runner *c, const struct topology *t) {
+        if (!c->keep_writers)
+                return NULL;
+        if (!c->pool && online_pool_new(&c->pool) < 0)
+                return NULL;
+        if (!streq(strempty(c->pool_cpus), strempty(t->signature))) {
+                online_pool_repin(c->pool);
+                free(c->pool_cpus);
+                c->pool_cpus = t->signature ? strdup(t->signature) : NULL;
+        }
+        return c->pool;
+}
+
+/* Writer CPUs per node asked of the planner when starting threads ahead; policy workers stay below. */
+#define PREPARE_CPUS_MAX 256
+
+/*
+ * Start and pin now the writer threads a batch on each node would use
+ * (plan_writer_cpus(), as the planner picks them): in the batch, their
+ * start and pin would come before its first write. Between batches only.
+ */
+static void prepare_writers(struct runner *c, const struct topology *t, const struct policy *p) {
+        _cleanup_free_ int *cpus = NULL, *node_cpus = NULL;
+        struct online_pool *pool = job_pool(c, t);
+        size_t n = 0;
+        int writer, r;
+
+        if (!pool || !p || t->n_nodes == 0)
+                return;
+        cpus = calloc(t->n_nodes * PREPARE_CPUS_MAX, sizeof(int));
+        node_cpus = calloc(PREPARE_CPUS_MAX, sizeof(int));
+        if (!cpus || !node_cpus)
+                return;
+        for (size_t i = 0; i < t->n_nodes; i++) {
+                r = plan_writer_cpus(t, p, t->nodes[i].id, SIZE_MAX, PREPARE_CPUS_MAX, node_cpus, &writer);
+                for (int k = 0; k < r; k++) {
+                        bool dup = false;
+
+                        for (size_t m = 0; m < n && !dup; m++)
+                                dup = cpus[m] == node_cpus[k];
+                        if (!dup)
+                                cpus[n++] = node_cpus[k];
+                }
+        }
+        r = online_pool_prepare(pool, cpus, n);
+        if (r < 0)
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "cannot start the writer threads ahead: %m");
+}
+
+/*
  * Online the plan's blocks; a main pass may hold each zone's last block for
  * the queued batch. Not when it adopted blocks: the queued events are most
  * likely theirs, and the block would wait for them for nothing.
  */
+static void say_pending_report(void *userdata);
+
 static int write_plan(struct runner *c, struct job *j, struct topology *t, const struct plan *plan,
                       struct pass *pass, struct online_result **ret) {
         bool hold = pass->main && j->adopted == 0 && hold_allowed(c, j->policy);
@@ -599,6 +703,10 @@ static int write_plan(struct runner *c, struct job *j, struct topology *t, const
                 .n_held_in = hold ? c->n_held : 0,
                 .progress = c->progress,
                 .ops = c->ops,
+                .pool = job_pool(c, t),
+                /* The last batch's records, said while this one writes. */
+                .after_first_write = c->pending_report ? say_pending_report : NULL,
+                .userdata = c,
         };
         int r;
 
@@ -617,15 +725,15 @@ static bool all_skipped(const struct online_result *res) {
         return true;
 }
 
-static void report_written(struct runner *c, const struct pass *pass, const struct topology *t,
+static void report_written(struct runner *c, const struct pass *pass, uint64_t cpu_usec, uint64_t block_size,
                            const struct plan *plan, const struct online_result *res) {
         const struct pass_clock *clock = &pass->clock;
         struct batch_info info = {
                 .trigger = pass->trigger,
                 .first_event_usec = pass->first_event_usec,
-                .cpu_usec = cpu_time_usec() - clock->cpu_usec,
+                .cpu_usec = cpu_usec,
                 .prepare_usec = res->start_usec > clock->start_usec ? res->start_usec - clock->start_usec : 0,
-                .block_size = t->block_size,
+                .block_size = block_size,
         };
         int r;
 
@@ -663,47 +771,135 @@ static void count_written(struct job *j, struct topology *t, const struct online
         j->duration_usec += res->end_usec - res->start_usec;
 }
 
+/*
+ * What a pass has to say about itself: the planner's notices, its records
+ * and log lines, with all they describe. A main pass whose next batch is
+ * already queued keeps it until that batch's first write has returned
+ * (or until the next job ends): the boundary between two batches then
+ * holds no journal writes.
+ */
+struct pass_report {
+        struct block_set set;           /* the blocks the plan points into */
+        struct memdev_set devices;      /* their hotplug devices, copied from the topology */
+        struct plan *plan;
+        struct online_result *res;      /* NULL: nothing was written */
+        struct pass pass;
+        unsigned movable_ratio;
+        uint64_t block_size;
+        uint64_t cpu_usec;              /* the pass's CPU time, taken at its end */
+};
+
+static void pass_report_free(struct pass_report *r) {
+        if (!r)
+                return;
+        block_set_clear(&r->set);
+        memdev_set_clear(&r->devices);
+        plan_free(r->plan);
+        online_result_free(r->res);
+        free(r);
+}
+
+static void pass_report_freep(struct pass_report **r) {
+        pass_report_free(*r);
+}
+
+static void pass_report_say(struct runner *c, const struct pass_report *rep) {
+        const struct online_result *res = rep->res;
+
+        report_undecided_blocks(c, rep->plan);
+        report_zone_changes(c, rep->movable_ratio, rep->plan);
+        if (!res)
+                return;
+        warn_pin_failure(c, res);
+        report_fallbacks(c, res);
+        log_phases(c, &rep->pass.clock, res, rep->plan->n_items);
+        log_write_times(c, res);
+        /* All online (another agent's), gone or held: no record. */
+        if (!all_skipped(res))
+                report_written(c, &rep->pass, rep->cpu_usec, rep->block_size, rep->plan, res);
+}
+
+/* Say what the last pass kept back, if anything. Also online_write()'s after_first_write. */
+static void say_pending_report(void *userdata) {
+        struct runner *c = userdata;
+        _cleanup_(pass_report_freep) struct pass_report *rep = TAKE_PTR(c->pending_report);
+
+        if (rep)
+                pass_report_say(c, rep);
+}
+
+/*
+ * Keep the report for later: it takes the blocks, and a copy of their
+ * hotplug devices (the topology's are replaced by the next job's).
+ */
+static int pass_report_keep(struct runner *c, struct pass_report *rep, const struct topology *t,
+                            struct block_set *set) {
+        int r;
+
+        r = memdev_set_copy(&t->devices, &rep->devices);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < set->n; i++)
+                if (set->blocks[i].memdev)
+                        set->blocks[i].memdev = &rep->devices.devs[set->blocks[i].memdev - t->devices.devs];
+        rep->set = *set;
+        *set = (struct block_set) {};
+        c->pending_report = rep;
+        c->pending_kept_now = true;
+        return 0;
+}
+
 /* Plan and online one set of blocks; fills the job's counters. */
 static int plan_and_write(struct runner *c, struct job *j, struct topology *t, struct block_set *set,
-                          struct pass *pass, struct online_result **ret_res) {
-        _cleanup_plan_ struct plan *plan = NULL;
-        _cleanup_online_result_ struct online_result *res = NULL;
+                          struct pass *pass) {
+        _cleanup_(pass_report_freep) struct pass_report *rep = NULL;
         int r, r_held = 0;
 
-        r = plan_build(set, t, j->policy, &plan);
+        rep = calloc(1, sizeof(*rep));
+        if (!rep)
+                return report_log_errno(c->reporter, LOG_ERR, NULL, -ENOMEM, "planning %zu blocks failed: %m", set->n);
+        r = plan_build(set, t, j->policy, &rep->plan);
         if (r < 0)
                 return report_log_errno(c->reporter, LOG_ERR, NULL, r, "planning %zu blocks failed: %m", set->n);
         if (c->dry_run) {
-                plan_print(plan, c->out);
+                plan_print(rep->plan, c->out);
                 fflush(c->out);
                 return 0;
         }
-        report_undecided_blocks(c, j, plan);
-        report_bad_media_blocks(c, pass, plan);
-        report_zone_changes(c, j, plan);
-        j->excluded += plan->n_skipped - plan->n_undecided;
-        if (plan->n_items == 0)
-                return 0;
+        rep->movable_ratio = j->policy->movable_ratio;
+        rep->block_size = t->block_size;
+        j->undecided += rep->plan->n_undecided;
+        /* Now, not with the batch's records: the devices may be gone by the next batch. */
+        report_bad_media_blocks(c, pass, rep->plan);
+        j->excluded += rep->plan->n_skipped - rep->plan->n_undecided;
 
-        r = write_plan(c, j, t, plan, pass, &res);
-        if (r < 0)
-                return r;
-        if (pass->main) {
-                /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
-                r_held = keep_held(c, res);
-                if (r_held < 0)
-                        report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
+        if (rep->plan->n_items > 0) {
+                r = write_plan(c, j, t, rep->plan, pass, &rep->res);
+                rep->pass = *pass;      /* with the plan's phase, which the write marked */
+                if (r < 0) {
+                        say_pending_report(c);
+                        pass_report_say(c, rep);
+                        return r;
+                }
+                rep->cpu_usec = cpu_time_usec() - pass->clock.cpu_usec;
+                if (pass->main) {
+                        /* Out of memory forgets the held blocks: the job's error brings a rescan that finds them. */
+                        r_held = keep_held(c, rep->res);
+                        if (r_held < 0)
+                                report_log_errno(c->reporter, LOG_ERR, NULL, r_held, "cannot keep the held blocks: %m");
+                }
+                if (!all_skipped(rep->res))
+                        count_written(j, t, rep->res);
+        } else
+                rep->pass = *pass;
+        /* In order: what is still kept back (no write took it along) first. */
+        say_pending_report(c);
+        if (pass->main && rep->res && batch_waiting(c) &&
+            pass_report_keep(c, rep, t, set) >= 0) {
+                TAKE_PTR(rep);
+                return r_held;
         }
-        warn_pin_failure(c, res);
-        report_fallbacks(c, res);
-        log_phases(c, &pass->clock, res, plan->n_items);
-        if (all_skipped(res))
-                return r_held;  /* all online (another agent's), gone or held: nothing to report */
-
-        report_written(c, pass, t, plan, res);
-        count_written(j, t, res);
-        if (ret_res)
-                *ret_res = TAKE_PTR(res);
+        pass_report_say(c, rep);
         return r_held;
 }
 
@@ -734,8 +930,9 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
 
 /*
  * The machine's hotplug devices for this pass (memdev_load()). Each block
- * learns its own. A failure costs precision only: without devices the
- * guard decides block by block, as before, and records name no device.
+ * of set (may be NULL) learns its own. A failure costs precision only:
+ * without devices the guard decides block by block, as before, and
+ * records name no device.
  */
 static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
                          struct block_set *set) {
@@ -743,13 +940,13 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
         int r;
 
-        r = memdev_load(c->sysfs_root, t, devs, &c->acpi_spans, &s, &fw);
+        r = memdev_load(c->sysfs_root, t, devs, &c->devices, &s, &fw);
         if (r < 0) {
                 report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "memory devices unknown: %m");
                 return;
         }
         topology_set_devices(t, &s, &fw);
-        for (size_t i = 0; i < set->n; i++)
+        for (size_t i = 0; set && i < set->n; i++)
                 set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
 }
 
@@ -758,7 +955,6 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
                              const struct pmem_convert_result *conv, uint64_t event_usec) {
         struct pass pass = { .trigger = "dax", .first_event_usec = event_usec, .clock = pass_clock_now() };
         _cleanup_topology_ struct topology *t = NULL;
-        _cleanup_online_result_ struct online_result *res = NULL;
         struct pmem_devices after = {};
         struct block_set set = {};
         const struct pmem_device *now;
@@ -785,7 +981,7 @@ static void online_converted(struct runner *c, struct job *j, const struct pmem_
         attribute_blocks(c, &after, r, t->block_size, &set);
         load_devices(c, t, &after, &set);
         pass.devs = &after;
-        (void) plan_and_write(c, &sub, t, &set, &pass, &res);
+        (void) plan_and_write(c, &sub, t, &set, &pass);
         j->onlined += sub.onlined;
         j->failed += sub.failed;
         j->undecided += sub.undecided;
@@ -988,8 +1184,73 @@ static int job_topology(struct runner *c, struct job *j, struct topology **ret,
         return 0;
 }
 
+/*
+ * The dax devices for this job, kept in c->dax between jobs: the scan
+ * handle_dax() made (fresh), read whole for rescans (events may have been
+ * lost), else brought up to date (pmem_scan_update()). 0 or -errno; after
+ * a failure no device is known (and the next job scans whole).
+ */
+static int job_dax_devices(struct runner *c, const struct job *j, struct pmem_devices *fresh) {
+        int r;
+
+        if (fresh) {
+                pmem_devices_clear(&c->dax);
+                c->dax = *fresh;
+                *fresh = (struct pmem_devices) {};
+                return 0;
+        }
+        r = j->ids ? pmem_scan_update(c->sysfs_root, &c->dax) : pmem_scan(c->sysfs_root, &c->dax);
+        if (r < 0)
+                pmem_devices_clear(&c->dax);
+        return r;
+}
+
+/*
+ * Between batches, after a node, CPU, dax device, CXL region or ACPI
+ * memory device came or went: read now what the next batch would read
+ * first, of the machine, the dax devices and the hotplug devices as the
+ * events said (what, WARM_*), so that it finds them current. Each part
+ * still checks itself in the batch (topology_sync_machine(),
+ * pmem_scan_update(), memdev_load()'s caches): this only moves the
+ * reading out of the batch, and stops as soon as a batch waits. Failures
+ * cost nothing but that: the batch reads again. The job's end starts the
+ * writer threads the machine now wants (prepare_writers()).
+ */
+static void runner_warm(struct runner *c, unsigned what) {
+        uint64_t start = now_usec();
+        struct topology *t = c->topology;
+        unsigned done = 0;
+        int r;
+
+        /* Nothing kept yet: the coldplug job reads it all. */
+        if (!t)
+                return;
+        if ((what & WARM_MACHINE) && !batch_waiting(c)) {
+                r = topology_sync_machine(t);
+                if (r < 0) {
+                        report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the machine could not be read: %m");
+                        topology_free(TAKE_PTR(c->topology));
+                        return;
+                }
+                done |= WARM_MACHINE;
+        }
+        if ((what & WARM_DAX) && !batch_waiting(c)) {
+                r = pmem_scan_update(c->sysfs_root, &c->dax);
+                if (r < 0)
+                        report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "warming: the dax devices could not be read: %m");
+                done |= WARM_DAX;
+        }
+        if ((what & WARM_DEVICES) && !batch_waiting(c)) {
+                load_devices(c, t, &c->dax, NULL);
+                done |= WARM_DEVICES;
+        }
+        report_log(c->reporter, LOG_DEBUG, NULL, "warmed%s%s%s%s in %" PRIu64 " µs", done & WARM_MACHINE ? " the machine" : "",
+                   done & WARM_DAX ? " the dax devices" : "", done & WARM_DEVICES ? " the hotplug devices" : "",
+                   done != what ? ", and gave way to a batch" : "", now_usec() - start);
+}
+
 int runner_process(struct runner *c, struct job *j) {
-        struct pass_clock clock = pass_clock_now();
+        struct pass_clock clock = (c->pending_kept_now = false, pass_clock_now());
         struct topology_error terr = {};
         struct pass pass;
         struct topology *t = NULL;
@@ -1000,6 +1261,11 @@ int runner_process(struct runner *c, struct job *j) {
         bool scanned = false;
         int r;
 
+        if (j->warm) {
+                runner_warm(c, j->warm);
+                r = 0;
+                goto finish;
+        }
         /* A batch with dax events scans the devices once, unless a conversion changed them. */
         if (handle_dax(c, j, &devs))
                 scanned = true;
@@ -1045,20 +1311,28 @@ int runner_process(struct runner *c, struct job *j) {
                 }
         }
         pass_mark(&clock, PHASE_NODES);
-        r = scanned ? 0 : pmem_scan(c->sysfs_root, &devs);
-        attribute_blocks(c, &devs, r, t->block_size, &set);
+        r = job_dax_devices(c, j, scanned ? &devs : NULL);
+        attribute_blocks(c, &c->dax, r, t->block_size, &set);
         pass_mark(&clock, PHASE_DAX);
-        load_devices(c, t, &devs, &set);
+        load_devices(c, t, &c->dax, &set);
         pass_mark(&clock, PHASE_DEVICES);
         if (c->dry_run) {
-                r = pmem_print_decisions(&devs, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
+                r = pmem_print_decisions(&c->dax, j->policy, PMEM_DAXCTL_CONFDIR, c->out);
                 if (r < 0)
                         report_log_errno(c->reporter, LOG_WARNING, NULL, r, "cannot print dax decisions: %m");
         }
         pass = (struct pass) { .trigger = j->trigger, .first_event_usec = j->first_event_usec, .main = true,
-                               .clock = clock, .devs = &devs };
-        r = plan_and_write(c, j, t, &set, &pass, NULL);
+                               .clock = clock, .devs = &c->dax };
+        r = plan_and_write(c, j, t, &set, &pass);
 finish:
+        /* A CPU-less node got its first memory: its HMAT initiators are there to read, between batches. */
+        j->warm_after = c->topology && c->topology->stale ? WARM_MACHINE : 0;
+        /* Idle next: the writers a next batch would want, started now (the first job's, mostly). */
+        if (c->topology && !j->warm_after && !batch_waiting(c))
+                prepare_writers(c, c->topology, j->policy);
+        /* What the last job kept back, if this one had no write to take it along. */
+        if (!c->pending_kept_now)
+                say_pending_report(c);
         /* take_carried_over() emptied the list; the next job merges these into its ids. */
         c->deferred = TAKE_PTR(deferred);
         c->n_deferred = n_deferred;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "pmem.h"
 #include "policy.h"
 #include "online.h"
 #include "progress.h"
@@ -17,6 +18,8 @@
  * devices, plan, online and report. The daemon runs it on its runner
  * thread; --once, --dry-run and the benchmarks call it directly.
  */
+
+struct pass_report;
 
 struct runner {
         const char *sysfs_root;
@@ -35,9 +38,15 @@ struct runner {
         uint64_t *deferred;             /* blocks of a node not known yet, for the next job */
         size_t n_deferred;
         bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
+        struct memdev_cache devices;    /* DIMM spans and firmware memmap entries, kept between jobs */
+        struct pmem_devices dax;        /* the dax devices, kept between jobs (pmem_scan_update()) */
+        bool keep_writers;              /* keep the writer threads between jobs (the daemon) */
+        struct online_pool *pool;       /* those threads, once a job has started them */
+        struct pass_report *pending_report; /* a batch's records, said after the next batch's first write */
+        bool pending_kept_now;          /* the running job kept it */
+        char *pool_cpus;                /* the topology's signature when they last pinned */
         struct media_reported *media_reported;  /* devices kept out for bad media, with their records' facts */
         size_t n_media_reported, media_reported_allocated;
-        struct acpi_span_cache acpi_spans; /* DIMM spans, kept between jobs while their links stay */
 };
 
 /* A device whose bad media was recorded: a rescan records it again only when a fact changed. */
@@ -49,7 +58,7 @@ struct media_reported {
         size_t blocks;
 };
 
-/* Drop what the runner keeps between jobs. */
+/* Say what the last job kept back, and drop what the runner keeps between jobs. */
 void runner_done(struct runner *c);
 /* Blocks wait offline for a next job: held back in their zone, or of a node not known yet. */
 bool runner_has_carried_over(const struct runner *c);
@@ -64,6 +73,7 @@ struct job {
         size_t n_touched;
         bool reload_topology;           /* blocks went offline or away: read everything again */
         bool adopt_linked;              /* add events: also the linked blocks whose events are still coming */
+        unsigned warm;                  /* WARM_*: no blocks, bring that of what the runner keeps up to date */
         const char *trigger;
         bool scan_dax;                  /* consider every devdax device, not just dax_devices */
         char **dax_devices;             /* dax devices to consider converting */
@@ -78,8 +88,16 @@ struct job {
         size_t adopted;                 /* linked blocks taken in before their add events */
         size_t excluded;                /* left offline by policy (zone skip, [exclude]) */
         uint64_t first_online_usec, last_online_usec;   /* CLOCK_MONOTONIC: its first and last block online; 0 none */
+        unsigned warm_after;            /* WARM_*: what changed under the job (HMAT initiators came) */
         uint64_t bytes, duration_usec;
         int error;
+};
+
+/* What a warm job reads again, as the events said what changed. */
+enum {
+        WARM_MACHINE = 1 << 0,          /* nodes, CPUs: a node or CPU came, went, on- or offline */
+        WARM_DAX = 1 << 1,              /* the dax devices: one came, went, was bound or unbound */
+        WARM_DEVICES = 1 << 2,          /* the hotplug devices: a DIMM, a CXL region came or went */
 };
 
 void job_free(struct job *j);

@@ -18,6 +18,12 @@
  * node or CPU directories cannot be listed, e (may be NULL) saying which.
  */
 int machine_load(struct topology *t, struct topology_error *e);
+/*
+ * The same, but when the CPU half of the fresh signature is known's (no
+ * CPU came, went or went on- or offline: only nodes changed), the CPUs,
+ * their cores and the isolated CPUs are known's, not read again.
+ */
+int machine_load_known(struct topology *t, const struct topology *known, struct topology_error *e);
 /* What node or CPU hotplug changes: the online node and CPU lists, "NODES|CPUS". */
 int machine_read_signature(const char *root, char **ret);
 /* Exchange everything machine_load() fills; the blocks stay. */

@@ -33,6 +33,14 @@ uint64_t cpu_time_usec(void) {
                (uint64_t) ru.ru_stime.tv_sec * USEC_PER_SEC + (uint64_t) ru.ru_stime.tv_usec;
 }
 
+uint64_t thread_cpu_usec(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
 int parse_u64(const char *s, int base, uint64_t *ret) {
         unsigned long long v;
         char *end;

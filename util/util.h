@@ -83,6 +83,8 @@ uint64_t now_nsec(void);
 uint64_t realtime_usec(void);
 /* The process's CPU time (user + system) in microseconds; 0 if getrusage() fails. */
 uint64_t cpu_time_usec(void);
+/* CPU time of the calling thread alone. */
+uint64_t thread_cpu_usec(void);
 
 /*
  * Strict number parsing: whole string, no sign or blank surprises; base 16

@@ -3,7 +3,8 @@
  * uevent classification: the input is ACTION, SUBSYSTEM, SYSNAME and
  * SEQNUM separated by NULs, as libudev hands them over. A memory event
  * must name exactly the block its sysname does, a dax event exactly its
- * device, and anything else must be ignored.
+ * device, a machine or device event come from a node, CPU, CXL region or
+ * ACPI memory device, and anything else must be ignored.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,6 +57,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case MONITOR_DAX_REMOVE:
                 FUZZ_ASSERT(streq(field[1], "dax"));
                 FUZZ_ASSERT(streq(ev.devname, field[2]));
+                break;
+        case MONITOR_MACHINE:
+                FUZZ_ASSERT((streq(field[1], "node") && startswith(field[2], "node")) ||
+                            (streq(field[1], "cpu") && startswith(field[2], "cpu")));
+                break;
+        case MONITOR_DEVICE:
+                FUZZ_ASSERT((streq(field[1], "cxl") && startswith(field[2], "region")) ||
+                            (streq(field[1], "acpi") && startswith(field[2], "PNP0C80:")));
                 break;
         case MONITOR_IGNORE:
                 break;

@@ -237,6 +237,19 @@ void fake_standard_machine(const char *root) {
                 fake_add_block(root, b, 1, "online", "Normal");
 }
 
+void fake_remove_dir_tree(const char *root, const char *rel) {
+        char *cmd;
+
+        /* Never above the tree, never a quote to break out of. */
+        if (!*rel || rel[0] == '/' || strstr(rel, "..") || strchr(rel, '\''))
+                die("remove", rel);
+        if (asprintf(&cmd, "rm -rf '%s/%s'", root, rel) < 0)
+                abort();
+        if (system(cmd) != 0)
+                die("rm -rf", rel);
+        free(cmd);
+}
+
 void fake_rmdir(const char *root, const char *rel) {
         char *p = join(root, rel);
 

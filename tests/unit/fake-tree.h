@@ -42,6 +42,8 @@ void fake_add_blocks(const char *root, uint64_t first, uint64_t count, int node,
 void fake_remove_block(const char *root, uint64_t id, int node);
 /* Remove an empty directory. */
 void fake_rmdir(const char *root, const char *rel);
+/* Remove a directory and all beneath it, as a device going away takes its sysfs directory. */
+void fake_remove_dir_tree(const char *root, const char *rel);
 /* Add the nodeK link to memoryN (and memoryN under nodeK) later, as the kernel does. */
 void fake_link_block(const char *root, uint64_t id, int node);
 /*

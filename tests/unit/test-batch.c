@@ -135,7 +135,28 @@ static void test_classify(void **state) {
         assert_string_equal(ev.devname, "dax1.0");
         assert_int_equal(monitor_classify("unbind", "dax", "dax1.0", 1, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_DAX_REMOVE);
+        /* What changes the machine the daemon keeps. */
         assert_int_equal(monitor_classify("add", "cpu", "cpu3", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_MACHINE);
+        assert_int_equal(monitor_classify("offline", "cpu", "cpu3", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_MACHINE);
+        assert_int_equal(monitor_classify("online", "cpu", "cpu3", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_MACHINE);
+        assert_int_equal(monitor_classify("add", "node", "node3", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_MACHINE);
+        assert_int_equal(monitor_classify("add", "cpu", "cpufreq", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_MACHINE);    /* cheap to look again: nothing to judge */
+        assert_int_equal(monitor_classify("change", "cpu", "cpu3", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_IGNORE);
+        assert_int_equal(monitor_classify("add", "cxl", "region0", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_DEVICE);
+        assert_int_equal(monitor_classify("bind", "cxl", "region0", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_DEVICE);
+        assert_int_equal(monitor_classify("add", "cxl", "mem0", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_IGNORE);
+        assert_int_equal(monitor_classify("add", "acpi", "PNP0C80:01", 1, &ev), 0);
+        assert_int_equal(ev.kind, MONITOR_DEVICE);
+        assert_int_equal(monitor_classify("add", "acpi", "LNXCPU:01", 1, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_IGNORE);
         assert_int_equal(monitor_classify(NULL, "memory", "memory1", 1, &ev), -EINVAL);
 }

@@ -17,6 +17,7 @@
 #include <time.h>
 #include "fake-tree.h"
 #include "journal-report.h"
+#include "journal-report-join.h"
 #include "report.h"
 #include "util.h"
 
@@ -88,6 +89,20 @@ static void node(FILE *f, const char *host, const char *boot, unsigned pid, uint
         fprintf(f, "MESSAGE=node %d\nMEMONLINE_BATCH=%u\nMEMONLINE_NODE=%d\nMEMONLINE_WRITER_NODE=%d\n"
                 "MEMONLINE_ZONE=%s\nMEMONLINE_CPUS=4-5\n", nd, seq, nd, writer, zone);
         counters(f, blocks, dur_usec, 0);
+        fputc('\n', f);
+}
+
+/*
+ * The record just written (its blank line taken back) gets the latencies:
+ * first and last block after the first event; 0 leaves a field out, as
+ * records older than it have no MEMONLINE_FIRST_LATENCY_USEC.
+ */
+static void latency(FILE *f, uint64_t first_usec, uint64_t last_usec) {
+        assert_int_equal(fseek(f, -1, SEEK_CUR), 0);
+        if (first_usec)
+                fprintf(f, "MEMONLINE_FIRST_LATENCY_USEC=%" PRIu64 "\n", first_usec);
+        if (last_usec)
+                fprintf(f, "MEMONLINE_LATENCY_USEC=%" PRIu64 "\n", last_usec);
         fputc('\n', f);
 }
 
@@ -163,8 +178,11 @@ static char *export_host_a(void) {
         assert_non_null(f);
         /* batch 1: 16 blocks, 2 GiB in 1 s, two nodes */
         batch(f, "hosta", BOOT_A, 100, T0, 1, "udev", NULL, 16, 1000000, 0);
+        latency(f, 250000, 1250000);
         node(f, "hosta", BOOT_A, 100, T0, 1, 0, 0, "online_movable", 8, 500000);
+        latency(f, 250000, 750000);
         node(f, "hosta", BOOT_A, 100, T0, 1, 1, 1, "online_movable", 8, 500000);
+        latency(f, 400000, 1250000);
         noise(f, "hosta", BOOT_A, T0 + 10);
         /* batch 2: dax0.0, 32 blocks on CPU-less node 2 written from node 1, one failure */
         batch(f, "hosta", BOOT_A, 100, T0 + 3600, 2, "dax", "dax0.0,dax1.0", 32, 2000000, 1);
@@ -185,6 +203,7 @@ static char *export_host_b(void) {
 
         assert_non_null(f);
         batch(f, "hostb", BOOT_B, 200, T0 + 1800, 1, "udev", NULL, 8, 1000000, 0);
+        latency(f, 0, 1100000);         /* an older daemon's record: no first block time */
         node(f, "hostb", BOOT_B, 200, T0 + 1800, 1, 0, 0, "online", 8, 1000000);
         batch(f, "hostb", BOOT_B, 200, T0 + 7200, 2, "once", NULL, 8, 2000000, 0);
         node(f, "hostb", BOOT_B, 200, T0 + 7200, 2, 1, 1, "online", 8, 2000000);
@@ -696,6 +715,12 @@ static void test_json(void **state) {
         free(v);
         v = jq(out, "select(.host == \"hosta\" and .batch == 1) | [.pid, (.nodes | length)] | @csv");
         assert_string_equal(v, "100,2\n101,1");
+        free(v);
+        /* First and last block after the first event, per batch and per node; absent when not recorded. */
+        v = jq(out, "select(.type == \"batch\") | [.host, .batch, .first_latency_usec, .latency_usec,"
+                    " .nodes[0].first_latency_usec, .nodes[1].latency_usec] | @csv");
+        assert_string_equal(v, "\"hosta\",1,250000,1250000,250000,1250000\n\"hostb\",1,,1100000,,\n"
+                               "\"hosta\",2,,,,\n\"hosta\",1,,,,\n\"hostb\",2,,,,");
 }
 
 static void test_filters(void **state) {
@@ -782,7 +807,7 @@ static void test_filters(void **state) {
 /* -o chooses the columns, -r and -n are for scripts. */
 static void test_columns(void **state) {
         struct fixture *fx = *state;
-        _cleanup_free_ char *out = NULL, *head = NULL;
+        _cleanup_free_ char *out = NULL, *head = NULL, *v = NULL;
 
         if (!fx->dir)
                 skip();
@@ -822,6 +847,18 @@ static void test_columns(void **state) {
         free(out);
         assert_int_equal(run_report(&out, "-D", fx->dir, "-r", "-n", "--bytes", "-o", "SIZE", NULL), 0);
         assert_string_equal(out, "2147483648\n1073741824\n4294967296\n1073741824\n1073741824\n");
+        free(out);
+
+        /* The time to the first and the last block: "-" where the record has none (old, or no event). */
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-r", "-o", "HOST,BATCH,FIRST,LATENCY", NULL), 0);
+        assert_string_equal(out, "HOST BATCH FIRST LATENCY\nhosta 1 0.250 1.250\nhostb 1 - 1.100\nhosta 2 - -\n"
+                                 "hosta 1 - -\nhostb 2 - -\n");
+        free(out);
+        assert_int_equal(run_report(&out, "-D", fx->dir, "-J", "-o", "BATCH,FIRST,LATENCY", NULL), 0);
+        v = jq(out, ".batches[] | [.batch, .first, .latency] | @csv");
+        assert_string_equal(v, "1,0.25,1.25\n1,,1.1\n2,,\n1,,\n2,,");
+        free(v);
+        v = NULL;
         free(out);
 
         assert_int_equal(run_report(&out, "-D", fx->dir, "--failures", "-o", "BLOCK,ERRNUM,BATCH", "-r", NULL), 0);
@@ -1446,8 +1483,33 @@ static void test_large(void **state) {
         unlink(path);
 }
 
+/* A batch whose batch record is missing (filtered, lost): its latencies come from the node records. */
+static void test_totals_from_nodes(void **state) {
+        struct jr_node nodes[3] = {
+                { .c = { .first_latency_usec = 400000, .have_first_latency = true,
+                         .latency_usec = 900000, .have_latency = true } },
+                { .c = { .first_latency_usec = 250000, .have_first_latency = true,
+                         .latency_usec = 1250000, .have_latency = true } },
+                { .c = { .blocks = 1 } },         /* an older record: neither field */
+        };
+        struct jr_batch b = { .nodes = nodes, .n_nodes = 3 };
+        struct jr_counters k;
+
+        jr_batch_totals(&b, &k);
+        assert_true(k.have_first_latency);
+        assert_int_equal(k.first_latency_usec, 250000);
+        assert_true(k.have_latency);
+        assert_int_equal(k.latency_usec, 1250000);
+        b.n_nodes = 1;
+        b.nodes = &nodes[2];
+        jr_batch_totals(&b, &k);
+        assert_false(k.have_first_latency);
+        assert_false(k.have_latency);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_totals_from_nodes),
                 cmocka_unit_test(test_table_several_hosts),
                 cmocka_unit_test(test_json),
                 cmocka_unit_test(test_filters),

@@ -40,6 +40,7 @@ struct fake_kernel {
         bool released;
         bool stuck_now;                 /* a writer waits in the stuck block */
         unsigned writes;
+        pid_t writer[64];               /* the thread that wrote memoryN, N < 64 */
 };
 
 struct fixture {
@@ -82,6 +83,8 @@ static int kernel_write(void *userdata, const char *root, uint64_t id, const cha
                 free(k->auto_at_watched);
                 k->auto_at_watched = fake_read(k->root, "devices/system/memory/auto_online_blocks");
         }
+        if (id < ELEMENTSOF(k->writer))
+                k->writer[id] = gettid();
         pthread_mutex_unlock(&k->lock);
         if (k->delay_usec)
                 usleep((useconds_t) k->delay_usec);
@@ -126,6 +129,12 @@ static int feed_receive(void *userdata, struct monitor_event *ret) {
 
 static void feed_add(struct fixture *f, uint64_t id) {
         struct monitor_event ev = { .kind = MONITOR_MEMORY_ADD, .block_id = id };
+
+        assert_int_equal(write(f->feed_pipe[1], &ev, sizeof(ev)), (ssize_t) sizeof(ev));
+}
+
+static void feed_kind(struct fixture *f, enum monitor_kind kind) {
+        struct monitor_event ev = { .kind = kind };
 
         assert_int_equal(write(f->feed_pipe[1], &ev, sizeof(ev)), (ssize_t) sizeof(ev));
 }
@@ -720,8 +729,12 @@ static void held_feed(struct fixture *f) {
                 at(f, 5, held_feed);
                 return;
         }
-        /* A batch waits (long settle time): the runner holds the zone's hole block for it. */
-        add_and_feed(f, 40);
+        /*
+         * A batch waits (its add still runs: no node link yet, and a long
+         * settle time): the runner holds the zone's hole block for it.
+         */
+        fake_add_block(f->root, 40, -1, "offline", "Movable Normal");
+        feed_add(f, 40);
 }
 
 static bool held_was_seen;
@@ -831,11 +844,11 @@ static void test_stop_jobs_bounded(void **state) {
         size_t online = 0;
         uint64_t t0;
 
-        /* 30 adds wait in a long settle window; the stop's job would take 30 x 50 ms. */
+        /* 30 adds wait while the coldplug writes (50 ms a block); the stop comes first, its job would take 30 x 50 ms. */
         start_with(f, "[daemon]\nsettle_ms = 5000\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
                       "movable_ratio = 0\n", 50, 300 * MSEC);
         at(f, 20, feed_thirty);
-        at(f, 300, stop_when_idle);
+        at(f, 100, stop);
         t0 = now_usec();
         assert_int_equal(loop_run(f->loop), 0);
         assert_true(now_usec() - t0 < 1200 * MSEC);
@@ -934,6 +947,87 @@ static void test_unlinked_batch_waits(void **state) {
         run_trickle(f, false);
         /* No link yet: the add may still run, so the window stays open while events come (the stop's job takes them). */
         assert_false(trickle_first_online);
+}
+
+/* ---- a node or CPU event warms the runner between batches ---- */
+
+static struct loop_stats warm_seen;
+
+static void warm_node3_batch(struct fixture *f) {
+        loop_get_stats(f->loop, &warm_seen);
+        /* Its memory's add: the batch finds node 3 known already. */
+        fake_add_block(f->root, 96, 3, "offline", "Movable Normal");
+        feed_add(f, 96);
+        at(f, 100, stop_when_idle);
+}
+
+static void warm_node3(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        if (st.runner_busy) {
+                at(f, 5, warm_node3);
+                return;
+        }
+        /* CPU-less node 3 comes online (a CXL window's node, as kmem's add begins). */
+        fake_add_node(f->root, 3, "", "40 30 40 10");
+        fake_write(f->root, "devices/system/node/node0/distance", "10 20 30 40\n");
+        fake_write(f->root, "devices/system/node/node1/distance", "20 10 17 30\n");
+        fake_write(f->root, "devices/system/node/node2/distance", "30 17 10 40\n");
+        fake_write(f->root, "devices/system/node/online", "0-3\n");
+        feed_kind(f, MONITOR_MACHINE);
+        at(f, 100, warm_node3_batch);
+}
+
+static void test_warm_on_machine_event(void **state) {
+        struct fixture *f = *state;
+        struct loop_stats st;
+
+        f->rep.max_priority = LOG_DEBUG;
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, warm_node3);
+        assert_int_equal(loop_run(f->loop), 0);
+        /* The event brought a warm job, which is no batch. */
+        assert_int_equal(warm_seen.warm_jobs, 1);
+        assert_int_equal(warm_seen.batches, 1);
+        assert_true(err_has(f, "warmed the machine"));
+        loop_get_stats(f->loop, &st);
+        assert_int_equal(st.batches, 2);
+        /* Node 3's memory, written from node 1 (nearest with CPUs). */
+        assert_true(has_state(f, 96, "online_movable"));
+        fflush(f->out_f);
+        assert_non_null(f->out);
+        assert_non_null(strstr(f->out, "MEMONLINE_NODE=3 MEMONLINE_WRITER_NODE=1 "));
+}
+
+static bool arrival_online;
+
+static void arrival_check(struct fixture *f) {
+        arrival_online = has_state(f, 40, "online_movable");
+        stop_when_idle(f);
+}
+
+static void arrival_feed(struct fixture *f) {
+        if (!has_state(f, 35, "online_movable")) {
+                at(f, 5, arrival_feed);
+                return;
+        }
+        /* A single device's add is over when its first event comes: its block is linked. */
+        add_and_feed(f, 40);
+        at(f, 300, arrival_check);
+}
+
+static void test_linked_batch_starts_on_arrival(void **state) {
+        struct fixture *f = *state;
+
+        f->rep.max_priority = LOG_DEBUG;
+        start_with(f, "[daemon]\nsettle_ms = 2000\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 0, 0);
+        at(f, 5, arrival_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        /* Online 300 ms after its event, not after the 2 s settle window. */
+        assert_true(arrival_online);
+        assert_true(err_has(f, "is linked to its node: its add is over, the batch starts 0 ms after its first event"));
 }
 
 static void busy_feed(struct fixture *f) {
@@ -1097,8 +1191,46 @@ static void test_metrics_on_reload(void **state) {
         assert_true(has_line(text, "memonlined_batches_total 1"));
 }
 
+/* ---- the runner and writer threads are started once, not per batch ---- */
+
+static void warm_feed(struct fixture *f) {
+        static uint64_t next = 40;
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        if (st.runner_busy) {
+                at(f, 5, warm_feed);
+                return;
+        }
+        if (next < 43) {
+                add_and_feed(f, next++);
+                at(f, 50, warm_feed);
+        } else
+                stop_when_idle(f);
+}
+
+static void test_threads_kept(void **state) {
+        struct fixture *f = *state;
+        struct loop_stats st;
+
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, warm_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        loop_get_stats(f->loop, &st);
+        /* The coldplug and three batches, one block each after it. */
+        assert_int_equal(st.batches, 4);
+        assert_int_equal(st.runner_starts, 1);
+        for (uint64_t id = 40; id < 43; id++) {
+                assert_true(has_state(f, id, "online_movable"));
+                /* Every batch wrote from the thread the first one started (node1's writer). */
+                assert_int_equal(f->kernel.writer[id], f->kernel.writer[32]);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_threads_kept, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_warm_on_machine_event, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_broken_keeps_policy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_switches_event_source, setup, teardown),
@@ -1113,6 +1245,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_stop_jobs_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_linked_batch_starts_early, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unlinked_batch_waits, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_linked_batch_starts_on_arrival, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_metrics_textfile, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_metrics_write_failure, setup, teardown),

@@ -218,7 +218,7 @@ static void test_firmware_ram(void **state) {
         _cleanup_free_ char *name = NULL;
 
         /* No firmware memmap at all: empty, no error. */
-        assert_int_equal(memdev_scan_firmware_ram(root, &rr), 0);
+        assert_int_equal(memdev_scan_firmware_ram(root, NULL, &rr), 0);
         assert_int_equal(rr.n, 0);
 
         fake_write(root, "firmware/memmap/0/start", "0x0\n");
@@ -233,7 +233,7 @@ static void test_firmware_ram(void **state) {
         fake_write(root, "firmware/memmap/3/start", "zz\n");   /* hostile: skipped */
         fake_write(root, "firmware/memmap/3/end", "0x1\n");
         fake_write(root, "firmware/memmap/3/type", "System RAM\n");
-        assert_int_equal(memdev_scan_firmware_ram(root, &rr), 0);
+        assert_int_equal(memdev_scan_firmware_ram(root, NULL, &rr), 0);
         assert_int_equal(rr.n, 2);
         assert_true(ram_ranges_touch(&rr, 0x100000000, BS));
         assert_true(ram_ranges_touch(&rr, 0x180000000 - BS, BS));
@@ -253,6 +253,57 @@ static void test_firmware_ram(void **state) {
         fake_symlink(root, "bus/virtio/drivers/virtio_mem/virtio4", "../../../../devices/pci/virtio4");
         assert_int_equal(memdev_virtio_mem_name(root, &name), 0);
         assert_string_equal(name, "virtio-mem");
+}
+
+/* A firmware memmap entry as the kernel shows it. */
+static void fw_entry(const char *root, unsigned n, const char *start, const char *end, const char *type) {
+        char rel[64];
+
+        snprintf(rel, sizeof(rel), "firmware/memmap/%u/start", n);
+        fake_write(root, rel, "%s\n", start);
+        snprintf(rel, sizeof(rel), "firmware/memmap/%u/end", n);
+        fake_write(root, rel, "%s\n", end);
+        snprintf(rel, sizeof(rel), "firmware/memmap/%u/type", n);
+        fake_write(root, rel, "%s\n", type);
+}
+
+/* Entries are read once by name; a new one (a DIMM hot-added) is read, one gone is dropped. */
+static void test_firmware_ram_cache(void **state) {
+        const char *root = *state;
+        struct ram_ranges rr = {};
+        struct fw_cache cache = {};
+
+        fw_entry(root, 0, "0x0", "0x7fffffff", "System RAM");
+        fw_entry(root, 1, "0x80000000", "0x8fffffff", "Reserved");
+        assert_int_equal(memdev_scan_firmware_ram(root, &cache, &rr), 0);
+        assert_int_equal(rr.n, 1);
+        assert_int_equal(cache.n, 2);
+
+        /* Read once: what the kernel never changes is not read again (here it "changed" behind our back). */
+        fake_write(root, "firmware/memmap/0/end", "0x3fffffff\n");
+        fw_entry(root, 2, "0x100000000", "0x17fffffff", "System RAM");
+        assert_int_equal(memdev_scan_firmware_ram(root, &cache, &rr), 0);
+        assert_int_equal(rr.n, 2);
+        assert_true(ram_ranges_touch(&rr, 0x40000000, BS));
+        assert_true(ram_ranges_touch(&rr, 0x100000000, BS));
+
+        /* The DIMM went: its entry with it. Kept, its memory would still count as boot RAM. */
+        fake_remove_dir_tree(root, "firmware/memmap/2");
+        assert_int_equal(memdev_scan_firmware_ram(root, &cache, &rr), 0);
+        assert_int_equal(rr.n, 1);
+        assert_false(ram_ranges_touch(&rr, 0x100000000, BS));
+        assert_int_equal(cache.n, 2);
+
+        /* An entry that cannot be read is not remembered: read again, and taken once it reads. */
+        fw_entry(root, 3, "zz", "0x1ffffffff", "System RAM");
+        assert_int_equal(memdev_scan_firmware_ram(root, &cache, &rr), 0);
+        assert_int_equal(rr.n, 1);
+        fake_write(root, "firmware/memmap/3/start", "0x180000000\n");
+        assert_int_equal(memdev_scan_firmware_ram(root, &cache, &rr), 0);
+        assert_int_equal(rr.n, 2);
+        assert_true(ram_ranges_touch(&rr, 0x180000000, BS));
+        ram_ranges_clear(&rr);
+        fw_cache_clear(&cache);
 }
 
 static void test_overlap_refused(void **state) {
@@ -275,6 +326,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_virtio_mem, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_iomem_hostile, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_firmware_ram, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_firmware_ram_cache, setup, teardown),
                 cmocka_unit_test(test_overlap_refused),
         };
 

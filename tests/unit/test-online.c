@@ -88,6 +88,7 @@ struct sblock {
         unsigned calls;
         char written[32];
         char thread[16];                /* the writing thread's name */
+        pid_t tid;                      /* and its id */
 };
 
 struct script {
@@ -101,6 +102,7 @@ struct script {
         atomic_bool *stop;
         unsigned stop_after;            /* set *stop after this many writes */
         unsigned writes_per_turn;             /* online_request.writes_per_turn */
+        struct online_pool *pool;       /* online_request.pool */
 };
 
 static void sleep_usec(unsigned us) {
@@ -132,6 +134,7 @@ static int s_write(void *userdata, const char *root, uint64_t id, const char *va
         if (b->calls <= b->n_errs)
                 r = b->errs[b->calls - 1];
         (void) prctl(PR_GET_NAME, b->thread);
+        b->tid = gettid();
         if (r == 0) {
                 snprintf(b->written, sizeof(b->written), "%s", value);
                 b->state = BLOCK_STATE_ONLINE;
@@ -190,6 +193,7 @@ static struct online_result *run_script_held(struct tplan *t, struct script *s, 
                 .ops = &ops,
                 .stop = stop,
                 .writes_per_turn = s->writes_per_turn,
+                .pool = s->pool,
                 .hold_last = hold_last,
                 .held_in = held_in,
                 .n_held_in = n_held_in,
@@ -278,6 +282,16 @@ static void test_fake_tree(void **state) {
         assert_int_equal(res->bytes, 8 * (128ULL << 20));
         assert_true(res->start_usec > 0 && res->start_usec <= res->end_usec);
         assert_false(res->pin_failed);
+        /* Each group's first block online is its earliest write's end; the batch's is the earlier of them. */
+        for (size_t g = 0; g < 2; g++) {
+                uint64_t first = UINT64_MAX;
+
+                for (size_t i = 4 * g; i < 4 * g + 4; i++)
+                        first = MIN(first, res->blocks[i].done_usec);
+                assert_int_equal(res->groups[g].first_online_usec, first);
+        }
+        assert_int_equal(res->first_online_usec, MIN(res->groups[0].first_online_usec, res->groups[1].first_online_usec));
+        assert_true(res->first_online_usec >= res->start_usec && res->first_online_usec <= res->end_usec);
 
         fake_tree_free(root);
 }
@@ -325,6 +339,9 @@ static void test_memory_dir_unusable(void **state) {
                 assert_int_equal(res->blocks[i].attempts, 0);
         }
         assert_int_equal(res->failed, 3);
+        /* Nothing came online: no first block. */
+        assert_int_equal(res->first_online_usec, 0);
+        assert_int_equal(res->groups[0].first_online_usec, 0);
         assert_int_equal(open_fds(), fds_before);
         fake_tree_free(root);
 }
@@ -956,6 +973,215 @@ static void test_pin_success(void **state) {
                 assert_int_equal(res->blocks[i].cpu, cpu[0]);
 }
 
+/* Threads of this process, from /proc/self/task. */
+static unsigned count_tasks(void) {
+        DIR *d = opendir("/proc/self/task");
+        struct dirent *de;
+        unsigned n = 0;
+
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                n += de->d_name[0] != '.';
+        closedir(d);
+        return n;
+}
+
+/* The two CPUs this process may run on with the highest ids; false with fewer than two. */
+static bool two_cpus(int *ret_a, int *ret_b) {
+        cpu_set_t set;
+        int n = 0, cpus[2];
+
+        assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+        for (int c = CPU_SETSIZE - 1; c >= 0 && n < 2; c--)
+                if (CPU_ISSET(c, &set))
+                        cpus[n++] = c;
+        if (n < 2)
+                return false;
+        *ret_a = cpus[0];
+        *ret_b = cpus[1];
+        return true;
+}
+
+/* A pool's writer threads (and their helpers) outlive the pass: the next pass's writes come from them. */
+static void test_pool_keeps_threads(void **state) {
+        struct tplan t = {};
+        const int unpinned[] = { -1, -1 };
+        struct policy p = test_policy(1, 0);
+        _cleanup_(online_pool_freep) struct online_pool *pool = NULL;
+        struct script s;
+        pid_t tids[4];
+        unsigned base = count_tasks();
+
+        /* Without a pool the pass's threads end with it. */
+        script_init(&s);
+        tplan_group(&t, 0, unpinned, 2, 0, 4, ZONE_ONLINE);
+        online_result_free(run_script(&t, &s, &p, NULL));
+        assert_int_equal(count_tasks(), base);
+
+        assert_int_equal(online_pool_new(&pool), 0);
+        script_init(&s);
+        s.pool = pool;
+        online_result_free(run_script(&t, &s, &p, NULL));
+        for (size_t i = 0; i < 4; i++) {
+                tids[i] = s.b[i].tid;
+                assert_true(tids[i] != gettid());
+        }
+        /* Two workers on the same CPU (here: none) are two threads, each with its helper, kept. */
+        assert_true(tids[0] != tids[1]);
+        assert_int_equal(online_pool_threads(pool), 2);
+        assert_int_equal(count_tasks(), base + 4);
+
+        script_init(&s);
+        s.pool = pool;
+        online_result_free(run_script(&t, &s, &p, NULL));
+        for (size_t i = 0; i < 4; i++)
+                assert_true(s.b[i].tid == tids[0] || s.b[i].tid == tids[1]);
+        assert_int_equal(online_pool_threads(pool), 2);
+        assert_int_equal(count_tasks(), base + 4);
+
+        online_pool_free(TAKE_PTR(pool));
+        assert_int_equal(count_tasks(), base);
+}
+
+/*
+ * A pool thread pins itself once, and again after online_pool_repin():
+ * a CPU that went offline took its threads' pin with it, which pinning
+ * only once would never restore.
+ */
+static void test_pool_repins(void **state) {
+        struct tplan t = {};
+        int cpu[1] = { -1 }, other = -1;
+        struct policy p = test_policy(1, 0);
+        _cleanup_(online_pool_freep) struct online_pool *pool = NULL;
+        struct online_result *res;
+        struct script s;
+        cpu_set_t set;
+        pid_t tid;
+
+        if (!two_cpus(&cpu[0], &other))
+                skip();
+        assert_int_equal(online_pool_new(&pool), 0);
+        tplan_group(&t, 0, cpu, 1, 0, 2, ZONE_ONLINE);
+        script_init(&s);
+        s.pool = pool;
+        res = run_script(&t, &s, &p, NULL);
+        assert_int_equal(res->blocks[0].cpu, cpu[0]);
+        online_result_free(res);
+        tid = s.b[0].tid;
+
+        /* What the kernel does to a thread pinned to a CPU going offline: it moves it elsewhere. */
+        CPU_ZERO(&set);
+        CPU_SET(other, &set);
+        assert_int_equal(sched_setaffinity(tid, sizeof(set), &set), 0);
+        script_init(&s);
+        s.pool = pool;
+        res = run_script(&t, &s, &p, NULL);
+        assert_int_equal(s.b[0].tid, tid);
+        assert_int_equal(res->blocks[0].cpu, other);
+        online_result_free(res);
+
+        /* CPUs changed: the same thread pins itself again before its next writes. */
+        online_pool_repin(pool);
+        script_init(&s);
+        s.pool = pool;
+        res = run_script(&t, &s, &p, NULL);
+        assert_int_equal(s.b[0].tid, tid);
+        if (res->pin_failed)
+                fail_msg("pin to %d failed: %s", res->pin_cpu, strerror(res->pin_errno));
+        for (size_t i = 0; i < 2; i++)
+                assert_int_equal(res->blocks[i].cpu, cpu[0]);
+        online_result_free(res);
+}
+
+/* Threads of this process whose affinity is cpu alone. */
+static unsigned tasks_pinned_to(int cpu) {
+        DIR *d = opendir("/proc/self/task");
+        struct dirent *de;
+        unsigned n = 0;
+
+        assert_non_null(d);
+        while ((de = readdir(d))) {
+                cpu_set_t set;
+
+                if (de->d_name[0] == '.' || sched_getaffinity(atoi(de->d_name), sizeof(set), &set) < 0)
+                        continue;
+                n += CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
+        }
+        closedir(d);
+        return n;
+}
+
+/* Writer threads started ahead are started and pinned before any pass; the pass takes them. */
+static void test_pool_prepare(void **state) {
+        struct tplan t = {};
+        int cpu[1] = { -1 }, other = -1;
+        struct policy p = test_policy(1, 0);
+        _cleanup_(online_pool_freep) struct online_pool *pool = NULL;
+        struct online_result *res;
+        struct script s;
+        unsigned i;
+
+        if (!two_cpus(&cpu[0], &other))
+                skip();
+        assert_int_equal(online_pool_new(&pool), 0);
+        assert_int_equal(online_pool_prepare(pool, cpu, 1), 0);
+        assert_int_equal(online_pool_threads(pool), 1);
+        /* Pinned on its own, with no pass to run (its helper is not: it runs anywhere). */
+        for (i = 0; i < 1000 && tasks_pinned_to(cpu[0]) == 0; i++)
+                usleep(1000);
+        assert_int_equal(tasks_pinned_to(cpu[0]), 1);
+        /* Asked again: it is there, idle. */
+        assert_int_equal(online_pool_prepare(pool, cpu, 1), 0);
+        assert_int_equal(online_pool_threads(pool), 1);
+
+        script_init(&s);
+        s.pool = pool;
+        tplan_group(&t, 0, cpu, 1, 0, 3, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+        assert_int_equal(online_pool_threads(pool), 1);
+        for (size_t k = 0; k < 3; k++)
+                assert_int_equal(res->blocks[k].cpu, cpu[0]);
+        online_result_free(res);
+}
+
+/* No thread can be started: the pass writes every block itself, unpinned. */
+static int no_threads_child(void) {
+        struct tplan t = {};
+        const int cpus[] = { 0, 1 };
+        struct policy p = test_policy(1, 0);
+        _cleanup_(online_pool_freep) struct online_pool *pool = NULL;
+        struct rlimit rl = {};
+        struct online_result *res;
+        struct script s;
+
+        /* root may start threads whatever RLIMIT_NPROC says */
+        if (getuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+                return 10;
+        if (setrlimit(RLIMIT_NPROC, &rl) < 0 || online_pool_new(&pool) < 0)
+                return 11;
+        script_init(&s);
+        s.pool = pool;
+        tplan_group(&t, 0, cpus, 2, 0, 4, ZONE_ONLINE);
+        res = run_script(&t, &s, &p, NULL);
+        for (size_t i = 0; i < 4; i++)
+                if (res->blocks[i].error != 0 || s.b[i].tid != gettid() || res->blocks[i].attempts != 1)
+                        return 12;
+        online_result_free(res);
+        return online_pool_threads(pool) == 0 ? 0 : 13;
+}
+
+static void test_pool_no_threads(void **state) {
+        int status = 0;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(no_threads_child());
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_empty_plan(void **state) {
         struct tplan t = {};
         struct script s;
@@ -1272,6 +1498,10 @@ int main(void) {
                 cmocka_unit_test(test_stop_before_start),
                 cmocka_unit_test(test_pin_failure),
                 cmocka_unit_test(test_pin_success),
+                cmocka_unit_test(test_pool_keeps_threads),
+                cmocka_unit_test(test_pool_repins),
+                cmocka_unit_test(test_pool_no_threads),
+                cmocka_unit_test(test_pool_prepare),
                 cmocka_unit_test(test_empty_plan),
                 cmocka_unit_test(test_bad_request),
                 cmocka_unit_test(test_write_state_file),

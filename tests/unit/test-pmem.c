@@ -296,6 +296,102 @@ static void test_scan_removed_device(void **state) {
         assert_int_equal(pmem_read_device(c->root, "dax-1.0", &d), -EINVAL);
 }
 
+/* Point a device's driver link at another driver (NULL: unbind), as a rebind does. */
+static void rebind(struct ctx *c, const char *dir, const char *driver) {
+        char rel[512], target[512];
+
+        snprintf(rel, sizeof(rel), "%s/driver", dir);
+        fake_unlink(c->root, rel);
+        if (!driver)
+                return;
+        fake_mkdir(c->root, "bus/dax/drivers/device_dax");
+        snprintf(target, sizeof(target), "%s/bus/dax/drivers/%s", c->root, driver);
+        fake_symlink(c->root, rel, target);
+}
+
+/* An update keeps a device still bound to the same driver as read: nothing of it changes while bound. */
+static void test_scan_update_keeps_bound(void **state) {
+        struct ctx *c = *state;
+        _cleanup_free_ char *dir = fake_add_dax_device(c->root, &kmem0);
+        const struct pmem_device *d;
+        char rel[512];
+
+        add_dax(c, &devdax1);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 2);
+        assert_true(c->devs.scanned);
+        /* Behind the update's back (the kernel does not while a driver is bound): not read again. */
+        snprintf(rel, sizeof(rel), "%s/target_node", dir);
+        fake_write(c->root, rel, "3\n");
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 2);
+        d = pmem_devices_find(&c->devs, "dax0.0");
+        assert_non_null(d);
+        assert_int_equal(d->target_node, 2);
+        assert_non_null(pmem_devices_find(&c->devs, "dax1.0"));
+
+        /* Rebound (daxctl reconfigure-device --mode=devdax): read again. */
+        rebind(c, dir, "device_dax");
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 2);
+        d = pmem_devices_find(&c->devs, "dax0.0");
+        assert_non_null(d);
+        assert_int_equal(d->mode, PMEM_MODE_DEVDAX);
+        assert_int_equal(d->target_node, 3);
+}
+
+/*
+ * What an update must not miss: a device made again under its name (a
+ * new directory), an unbound one resized (no event says so), one gone,
+ * one new. A set with an unreadable device is read whole next time.
+ */
+static void test_scan_update_sees_changes(void **state) {
+        struct ctx *c = *state;
+        _cleanup_free_ char *dir = fake_add_dax_device(c->root, &kmem0), *again = NULL, *unbound_dir = NULL;
+        struct fake_dax remade = kmem0, unbound = kmem0;
+        const struct pmem_device *d;
+        char rel[512];
+
+        unbound.region = 2;
+        unbound.start = 12 * GiB;
+        unbound.driver = NULL;
+        unbound_dir = fake_add_dax_device(c->root, &unbound);
+        assert_int_equal(pmem_scan(c->root, &c->devs), 2);
+
+        /* dax0.0 destroyed and made again at another address (a region created anew): a new directory. */
+        remade.no_nd = true;
+        remade.start = 6 * GiB;
+        fake_unlink(c->root, "bus/dax/devices/dax0.0");
+        again = fake_add_dax_device(c->root, &remade);
+        rm_rf(c->root, dir);
+        /* The unbound device resized: no event, no new directory, no driver to tell. */
+        snprintf(rel, sizeof(rel), "%s/size", unbound_dir);
+        fake_write(c->root, rel, "%llu\n", (unsigned long long) (2 * GiB));
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 2);
+        d = pmem_devices_find(&c->devs, "dax0.0");
+        assert_non_null(d);
+        assert_int_equal(d->ranges[0].start, 6 * GiB);
+        assert_int_equal(d->region, -1);
+        d = pmem_devices_find(&c->devs, "dax2.0");
+        assert_non_null(d);
+        assert_int_equal(d->size, 2 * GiB);
+
+        /* Gone, and new. */
+        rm_rf(c->root, again);
+        fake_unlink(c->root, "bus/dax/devices/dax0.0");
+        add_dax(c, &devdax1);
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 2);
+        assert_null(pmem_devices_find(&c->devs, "dax0.0"));
+        assert_non_null(pmem_devices_find(&c->devs, "dax1.0"));
+
+        /* Unreadable: counted as by a scan; the next update reads everything again. */
+        snprintf(rel, sizeof(rel), "%s/size", unbound_dir);
+        fake_write(c->root, rel, "bogus\n");
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.n_unreadable, 1);
+        assert_string_equal(c->devs.unreadable_name, "dax2.0");
+        fake_write(c->root, rel, "%llu\n", (unsigned long long) GiB);
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 2);
+        assert_int_equal(c->devs.n_unreadable, 0);
+}
+
 /* ---- attribution --------------------------------------------------------- */
 
 static void add_block(struct block_set *s, uint64_t id, int node, bool guessed) {
@@ -1322,6 +1418,8 @@ int main(void) {
                 cmocka_unit_test(test_badblocks_in_ranges),
                 cmocka_unit_test_setup_teardown(test_scan_badblocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_badblocks_not_nd, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_scan_update_keeps_bound, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_scan_update_sees_changes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_blocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_partial_and_split, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_many, setup, teardown),

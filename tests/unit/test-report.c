@@ -394,6 +394,7 @@ static void fixture_mixed(struct fixture *f) {
         f->gres[0].bytes = 4 * BS;
         f->gres[0].start_usec = 1000000;
         f->gres[0].end_usec = 1500000;
+        f->gres[0].first_online_usec = 1100000;
         f->gres[0].lat_sorted = f->lat0;
         f->gres[0].n_lat = 4;
 
@@ -413,6 +414,7 @@ static void fixture_mixed(struct fixture *f) {
         f->gres[1].bytes = BS;
         f->gres[1].start_usec = 1200000;
         f->gres[1].end_usec = 2000000;
+        f->gres[1].first_online_usec = 1300000;
         f->gres[1].lat_sorted = f->lat1;
         f->gres[1].n_lat = 1;
         for (size_t i = 5; i < 8; i++) {
@@ -425,6 +427,7 @@ static void fixture_mixed(struct fixture *f) {
         f->res.bytes = 5 * BS;
         f->res.start_usec = 1000000;
         f->res.end_usec = 2000000;
+        f->res.first_online_usec = 1100000;
         f->plan.skipped = f->skipped;
         f->plan.n_skipped = 2;
 
@@ -511,6 +514,8 @@ static void test_batch_records(void **state) {
         assert_field(&p[0], "MEMONLINE_P99_USEC", "1000");
         assert_field(&p[0], "MEMONLINE_MAX_USEC", "1000");
         assert_field(&p[0], "MEMONLINE_LATENCY_USEC", "1500000");
+        /* From the first event (0.5 s) to the first block online (node0's, at 1.1 s). */
+        assert_field(&p[0], "MEMONLINE_FIRST_LATENCY_USEC", "600000");
         assert_field(&p[0], "MEMONLINE_CPU_USEC", "1234");
         assert_field(&p[0], "MEMONLINE_PREPARE_USEC", "4321");
         assert_field(&p[0], "MEMONLINE_ALREADY_ONLINE", "1");
@@ -540,6 +545,8 @@ static void test_batch_records(void **state) {
         assert_field(&p[1], "MEMONLINE_MAX_USEC", "400");
         assert_field(&p[1], "MEMONLINE_ALREADY_ONLINE", "1");
         assert_field(&p[1], "MEMONLINE_NOT_ATTEMPTED", "0");
+        assert_field(&p[1], "MEMONLINE_FIRST_LATENCY_USEC", "600000");
+        assert_field(&p[1], "MEMONLINE_LATENCY_USEC", "1000000");
         assert_null(get(&p[1], "MEMONLINE_DEVICE"));
         assert_null(get(&p[1], "MEMONLINE_REGION"));
 
@@ -557,6 +564,8 @@ static void test_batch_records(void **state) {
         assert_field(&p[2], "MEMONLINE_GIBPS", "0.156");
         assert_field(&p[2], "MEMONLINE_P50_USEC", "1000");
         assert_field(&p[2], "MEMONLINE_NOT_ATTEMPTED", "1");
+        assert_field(&p[2], "MEMONLINE_FIRST_LATENCY_USEC", "800000");
+        assert_field(&p[2], "MEMONLINE_LATENCY_USEC", "1500000");
         assert_field(&p[2], "MEMONLINE_DEVICE", "dax0.0,dax1.0");
         assert_field(&p[2], "MEMONLINE_REGION", "0,1");
 
@@ -625,6 +634,9 @@ static void test_gibps(void **state) {
         assert_field(&p[0], "MEMONLINE_GIBPS", "12.966");
         /* No event time for coldplug: no latency field. */
         assert_null(get(&p[0], "MEMONLINE_LATENCY_USEC"));
+        assert_null(get(&p[0], "MEMONLINE_FIRST_LATENCY_USEC"));
+        assert_null(get(&p[1], "MEMONLINE_LATENCY_USEC"));
+        assert_null(get(&p[1], "MEMONLINE_FIRST_LATENCY_USEC"));
         assert_null(get(&p[0], "MEMONLINE_DEVICE"));
         assert_field(&p[1], "MEMONLINE_GIBPS", "12.966");
         parsed_free(&p[0]);

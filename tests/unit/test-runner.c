@@ -520,6 +520,39 @@ static void test_dax_unreadable_fail_safe(void **state) {
         assert_non_null(strstr(f->err, "cannot read 1 dax device (dax1.0: Is a directory)"));
 }
 
+/*
+ * The dax devices are kept from batch to batch. dax0.0 destroyed and made
+ * again elsewhere between two batches (a CXL region created anew) is
+ * read again: its rule still finds its new blocks. Kept as it was, they
+ * would belong to no device and take the default zone.
+ */
+static void test_dax_remade_between_batches(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[device dax0.0]\n"
+                               "zone = online_kernel\n");
+        struct fake_dax d = { .region = 0, .id = 0, .driver = "kmem", .start = 300 * BS, .size = 4 * BS,
+                              .target_node = 2 };
+        _cleanup_free_ char *dir = NULL, *again = NULL;
+
+        dir = fake_add_dax_device(f->root, &d);
+        fake_add_blocks(f->root, 300, 4, 2, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 300, 4, NULL, 0, false), 4);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "online_kernel");
+
+        /* Made again at 400 * BS: a new directory (an hmem-like parent here), then the old one goes. */
+        d.start = 400 * BS;
+        d.no_nd = true;
+        fake_unlink(f->root, "bus/dax/devices/dax0.0");
+        again = fake_add_dax_device(f->root, &d);
+        fake_remove_dir_tree(f->root, dir);
+        fake_add_blocks(f->root, 400, 4, 2, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 400, 4, NULL, 0, false), 4);
+        for (uint64_t id = 400; id < 404; id++)
+                assert_state(f, id, "online_kernel");
+}
+
 /* A devdax device present at start is considered by the coldplug pass, not only by live dax events. */
 static void test_devdax_on_rescan(void **state) {
         struct fixture *f = *state;
@@ -862,8 +895,79 @@ static void test_virtio_mem_without_iomem(void **state) {
         assert_int_equal(topology_kernel_early(f->runner.topology, 1), 1ULL << 30);
 }
 
+/* ---- a batch's records wait for the next batch's first write ---- */
+
+struct record_watch {
+        struct fixture *f;
+        uint64_t seq_at_write[128];     /* the last batch record out when memoryN was written */
+};
+
+static int watch_write(void *userdata, uint64_t id, int fd, const char *value) {
+        struct record_watch *w = userdata;
+
+        if (id < ELEMENTSOF(w->seq_at_write))
+                w->seq_at_write[id] = __atomic_load_n(&w->f->rep.batch_seq, __ATOMIC_SEQ_CST);
+        return online_write_state_file(fd, value);
+}
+
+static bool out_has(struct fixture *f, const char *text) {
+        fflush(f->out_f);
+        return f->out && strstr(f->out, text);
+}
+
+static void test_records_after_next_write(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n");
+        struct record_watch w = { .f = f };
+        struct online_ops ops = { .write_file = watch_write, .userdata = &w };
+        atomic_bool more = true;
+        const char *one, *two;
+
+        f->runner.ops = &ops;
+        f->runner.more_work = &more;
+        fake_add_blocks(f->root, 32, 4, 1, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 40, 2, 1, "offline", "Movable Normal");
+        fake_add_blocks(f->root, 50, 1, 1, "offline", "Movable Normal");
+
+        /* Another batch is queued: the records wait (and memory33, the zone's hole, waits for it too). */
+        assert_int_equal(run_batch(f, p, 32, 4, NULL, 0, false), 3);
+        assert_int_equal(f->rep.batch_seq, 0);
+        assert_false(out_has(f, "MEMONLINE_BATCH="));
+
+        /* The next batch's first write went out before them; then they, then its own (nothing queued now). */
+        atomic_store(&more, false);
+        assert_int_equal(run_batch(f, p, 40, 2, NULL, 0, false), 3);
+        assert_int_equal(w.seq_at_write[40], 0);
+        assert_int_equal(f->rep.batch_seq, 2);
+        one = strstr(f->out, "MEMONLINE_BATCH=1 ");
+        two = strstr(f->out, "MEMONLINE_BATCH=2 ");
+        assert_non_null(one);
+        assert_non_null(two);
+        assert_true(one < two);
+        assert_non_null(strstr(one, "MEMONLINE_BLOCKS=3 "));
+        assert_non_null(strstr(two, "MEMONLINE_BLOCKS=3 "));
+        assert_state(f, 33, "online_movable");
+
+        /* Kept again; a job with nothing to write says them at its end. */
+        atomic_store(&more, true);
+        assert_int_equal(run_batch(f, p, 50, 1, NULL, 0, false), 1);
+        assert_int_equal(f->rep.batch_seq, 2);
+        assert_int_equal(run_batch(f, p, 32, 1, NULL, 0, false), 0);
+        assert_int_equal(f->rep.batch_seq, 3);
+        assert_true(out_has(f, "MEMONLINE_BATCH=3 "));
+
+        /* And the runner's end says what it still keeps. */
+        fake_add_blocks(f->root, 60, 1, 1, "offline", "Movable Normal");
+        assert_int_equal(run_batch(f, p, 60, 1, NULL, 0, false), 1);
+        assert_int_equal(f->rep.batch_seq, 3);
+        runner_done(&f->runner);
+        assert_int_equal(f->rep.batch_seq, 4);
+        assert_true(out_has(f, "MEMONLINE_BATCH=4 "));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_records_after_next_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_topology_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_linked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_adopt_linked_excluded, setup, teardown),
@@ -879,6 +983,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_bad_media_not_converted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_media_blocks_left_offline, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_media_unknown, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dax_remade_between_batches, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_region_rule, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_dry_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),

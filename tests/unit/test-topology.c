@@ -915,6 +915,15 @@ static void test_read_links(void **state) {
 }
 
 /* Node and CPU hotplug, a CPU-less node's first memory: nodes and CPUs read again, blocks kept. */
+/* CPU-less node 3 comes online, nearest node 1, as kmem's add begins. */
+static void node3_online(const char *root) {
+        fake_add_node(root, 3, "", "40 30 40 10");
+        fake_write(root, "devices/system/node/node0/distance", "10 20 30 40\n");
+        fake_write(root, "devices/system/node/node1/distance", "20 10 17 30\n");
+        fake_write(root, "devices/system/node/node2/distance", "30 17 10 40\n");
+        fake_write(root, "devices/system/node/online", "0-3\n");
+}
+
 static void test_refresh_machine(void **state) {
         const char *root = *state;
         _cleanup_topology_ struct topology *t = load(root);
@@ -937,11 +946,7 @@ static void test_refresh_machine(void **state) {
         assert_int_equal(topology_node(t, 1)->last_block, 40);
 
         /* Node 3 comes online (CPU-less, memory to follow). */
-        fake_add_node(root, 3, "", "40 40 40 10");
-        fake_write(root, "devices/system/node/node0/distance", "10 20 30 40\n");
-        fake_write(root, "devices/system/node/node1/distance", "20 10 17 40\n");
-        fake_write(root, "devices/system/node/node2/distance", "30 17 10 40\n");
-        fake_write(root, "devices/system/node/online", "0-3\n");
+        node3_online(root);
         fake_add_block(root, 96, 3, "offline", "Movable");
         assert_int_equal(topology_sync_machine(t), 0);
         assert_int_equal(topology_refresh(t, (const uint64_t[]) { 96 }, 1, TOPO_REFRESH_TRUST_NEW), 0);
@@ -970,6 +975,37 @@ static void test_refresh_machine(void **state) {
         assert_false(t->stale);
         assert_non_null(topology_node(t, 3)->initiators);
         assert_int_equal(topology_node(t, 3)->movable_bytes, BS);
+}
+
+/*
+ * Only nodes changed (the CPU half of the signature is as it was): the
+ * nodes are read again, the CPUs kept. A CPU gone offline at the same
+ * time changes that half: then the CPUs are read again too.
+ */
+static void test_reload_keeps_cpus(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = load(root);
+
+        /* Not how CPUs change (that comes with cpu/online): if read again, it would show. */
+        fake_write(root, "devices/system/cpu/cpu6/topology/thread_siblings_list", "6\n");
+        node3_online(root);
+        assert_int_equal(topology_sync_machine(t), 0);
+        assert_non_null(topology_node(t, 3));
+        assert_int_equal(topology_node(t, 3)->distance[1], 30);
+        assert_int_equal(topology_node(t, 1)->distance[3], 30);
+        assert_int_equal(t->cpus[6].core, 4);
+        assert_true(numa_bitmask_isbitset(topology_node(t, 1)->cpus, 6));
+        assert_int_equal(writer(t, 3, NULL), 1);
+
+        /* CPU 7 offline and node 3 gone at once: both seen. */
+        fake_write(root, "devices/system/cpu/cpu7/online", "0\n");
+        fake_write(root, "devices/system/cpu/online", "0-6\n");
+        fake_write(root, "devices/system/node/online", "0-2\n");
+        fake_remove_dir_tree(root, "devices/system/node/node3");
+        assert_int_equal(topology_sync_machine(t), 0);
+        assert_null(topology_node(t, 3));
+        assert_false(numa_bitmask_isbitset(topology_node(t, 1)->cpus, 7));
+        assert_int_equal(t->cpus[6].core, 6);
 }
 
 /* The seam between machine.c and block-cache.c: the machine loads, swaps and frees apart from the blocks. */
@@ -1057,6 +1093,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_refresh_blocks, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_machine, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_reload_keeps_cpus, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_read_links, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_machine_apart, setup_standard, teardown),
         };

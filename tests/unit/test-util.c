@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include "cpuset.h"
 #include "escape.h"
+#include "handoff.h"
 #include "fake-tree.h"
 #include "string-table.h"
 #include "sysfs.h"
@@ -686,8 +687,49 @@ static void test_argv_named(void **state) {
         assert_string_equal(in[0], "status");
 }
 
+struct taker {
+        struct handoff h;
+        int *got[4];
+        size_t n;
+};
+
+static void *take_all(void *userdata) {
+        struct taker *t = userdata;
+        int *item;
+
+        while ((item = handoff_take(&t->h))) {
+                t->got[t->n] = item;
+                __atomic_store_n(&t->n, t->n + 1, __ATOMIC_SEQ_CST);
+        }
+        return NULL;
+}
+
+/* Items reach the sleeping taker one by one, in order; after the close it ends. */
+static void test_handoff(void **state) {
+        struct taker t = { .n = 0 };
+        int items[3] = { 1, 2, 3 };
+        pthread_t thread;
+
+        handoff_init(&t.h);
+        assert_int_equal(pthread_create(&thread, NULL, take_all, &t), 0);
+        for (size_t i = 0; i < 3; i++) {
+                handoff_give(&t.h, &items[i]);
+                /* The next one only once this one is taken. */
+                for (unsigned k = 0; k < 1000 && __atomic_load_n(&t.n, __ATOMIC_SEQ_CST) <= i; k++)
+                        usleep(1000);
+                assert_int_equal(__atomic_load_n(&t.n, __ATOMIC_SEQ_CST), i + 1);
+        }
+        handoff_close(&t.h);
+        assert_int_equal(pthread_join(thread, NULL), 0);
+        assert_int_equal(t.n, 3);
+        for (size_t i = 0; i < 3; i++)
+                assert_ptr_equal(t.got[i], &items[i]);
+        handoff_done(&t.h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_handoff),
                 cmocka_unit_test(test_cpulist_roundtrip),
                 cmocka_unit_test(test_cpulist_contents),
                 cmocka_unit_test(test_cpulist_errors),

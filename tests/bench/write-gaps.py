@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Where memonlined's time goes in a real kernel, write by write.
+
+Usage: write-gaps.py --image-dir DIR --out FILE.jsonl [--kind dimm|cxl]
+                     [--blocks N] [--repeat R] [--wait-quiet S]
+
+One fresh guest per trial, set up as tests/bench/vm-bench.py sets up its
+memonlined contenders (the same kprobes, imported from it), with the
+daemon at MEMONLINED_LOG_LEVEL=debug. After the hot-add (two DIMMs of N/2
+blocks on nodes 0 and 1, or one CXL region of N blocks) it reads the
+whole trace and the daemon's whole journal: each write's entry and
+return in userspace ("write times" lines) and each online_pages entry
+and return in the kernel, all on CLOCK_MONOTONIC. A write holds one
+online_pages call; between two of them lie:
+
+  tail   online_pages return -> the write's return to userspace
+         (the kernel's own: the online uevent, the hotplug lock's release)
+  own    the write's return -> the next write's entry (memonlined's)
+  head   the next write's entry -> its online_pages entry (the kernel's:
+         the lock, its 5 ms sleep-and-restart when it is taken)
+
+Per trial: those sums and percentiles, the batches' preparation and
+first block (MEMONLINE_PREPARE_USEC, MEMONLINE_FIRST_LATENCY_USEC), the
+boundary between batches (the last write of one batch to the first of
+the next), and the first online_pages after the add against the add's
+end. One JSON line per trial.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "vm"))
+from vm import VM, image_env, kernel_tag  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("vm_bench", os.path.join(HERE, "vm-bench.py"))
+vb = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(vb)
+
+WRITE_RE = re.compile(r"memory(\d+) (\d+)-(\d+)")
+# The trace with its timestamps only (as vm-bench reads it), for the online_pages pairs.
+JOURNAL = "journalctl --sync; journalctl -b -u memonlined --no-pager -o json"
+
+
+def pct(vals, p):
+    vals = sorted(vals)
+    return vb.pct(vals, p) if vals else None
+
+
+def daemon_journal(vm, after_mono_usec):
+    out = vm.sh(JOURNAL, check=False, timeout=300).out
+    entries = []
+    for line in out.splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if int(j.get("__MONOTONIC_TIMESTAMP", 0)) > after_mono_usec and isinstance(j.get("MESSAGE"), str):
+            entries.append(j)
+    return entries
+
+
+def writes_from(entries):
+    """(block, entry s, return s) of every successful write, in time order."""
+    w = []
+    for j in entries:
+        if j["MESSAGE"].startswith("write times"):
+            w += [(int(b), int(a) / 1e6, int(r) / 1e6) for b, a, r in WRITE_RE.findall(j["MESSAGE"])]
+    return sorted(w, key=lambda x: x[1])
+
+
+def decompose(writes, ev):
+    """Pair each write with the online_pages call inside it; split what lies between two."""
+    onl = list(zip(ev["onl"], ev["onlr"]))
+    k = 0
+    paired = []
+    for blk, enter, ret in writes:
+        while k < len(onl) and onl[k][0] < enter:
+            k += 1
+        if k < len(onl) and onl[k][1] <= ret:
+            paired.append((blk, enter, ret, onl[k][0], onl[k][1]))
+            k += 1
+    tail, own, head = [], [], []
+    for a, b in zip(paired, paired[1:]):
+        tail.append((a[2] - a[4]) * 1e3)
+        own.append((b[1] - a[2]) * 1e3)
+        head.append((b[3] - b[1]) * 1e3)
+    r = {"writes": len(writes), "writes_paired": len(paired)}
+    for name, vals in (("tail", tail), ("own", own), ("head", head)):
+        if vals:
+            r[name + "_ms_sum"] = round(sum(vals), 1)
+            r[name + "_ms_p50"] = round(pct(vals, 50), 3)
+            r[name + "_ms_p90"] = round(pct(vals, 90), 3)
+            r[name + "_ms_max"] = round(max(vals), 1)
+    # The longest own gaps, with when they were (s after the first add): between batches, or inside one.
+    if own and ev["add"]:
+        t0 = ev["add"][0]
+        big = sorted(((g, round(a[2] - t0, 3)) for g, a in zip(own, paired)), reverse=True)[:6]
+        r["own_longest"] = [[round(g, 1), at] for g, at in big]
+    return r
+
+
+def batches_from(entries):
+    recs = [j for j in entries if j.get("MESSAGE_ID") == vb.BATCH_ID]
+    recs.sort(key=lambda j: int(j.get("MEMONLINE_BATCH", 0)))
+    g = lambda j, k: int(j[k]) if j.get(k) else None  # noqa: E731
+    return [{"batch": g(j, "MEMONLINE_BATCH"), "blocks": g(j, "MEMONLINE_BLOCKS"),
+             "prepare_usec": g(j, "MEMONLINE_PREPARE_USEC"), "first_latency_usec": g(j, "MEMONLINE_FIRST_LATENCY_USEC"),
+             "latency_usec": g(j, "MEMONLINE_LATENCY_USEC"), "duration_usec": g(j, "MEMONLINE_DURATION_USEC")}
+            for j in recs]
+
+
+def boundaries(writes, entries):
+    """Last write of one batch to the first of the next, from the batches' write-time lines."""
+    groups, cur = [], []
+    for j in entries:
+        m = j["MESSAGE"]
+        if m.startswith("write times"):
+            cur += [int(a) / 1e6 for _, a, _ in WRITE_RE.findall(m)] + [int(r) / 1e6 for _, _, r in WRITE_RE.findall(m)]
+        elif m.startswith("Onlined ") and cur:
+            groups.append((min(cur), max(cur)))
+            cur = []
+    if cur:
+        groups.append((min(cur), max(cur)))
+    groups.sort()
+    return [round((b[0] - a[1]) * 1e3, 1) for a, b in zip(groups, groups[1:])]
+
+
+def trial(args, rep):
+    cxl = args.kind == "cxl"
+    vm = vb.new_vm(args, "", cxl=[args.blocks * vb.BLOCK] if cxl else ())
+    res = {"kind": args.kind, "blocks": args.blocks, "repeat": rep, "kernel": args.kernel}
+
+    def body():
+        res["boot_s"] = round(vm.boot(), 1)
+        vb.prepare(vm, "", None, debug=True)
+        mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
+        if cxl:
+            mem = vm.sh(vb.CXL_MEMDEV, timeout=180).out.strip()
+        vm.sh(vb.TRACE_SETUP)
+        if cxl:
+            vm.sh(vb.CXL_CREATE.format(mem=mem), timeout=args.timeout)
+        else:
+            vm.hotplug_dimm(0, args.blocks // 2 * vb.BLOCK)
+            vm.hotplug_dimm(1, args.blocks // 2 * vb.BLOCK)
+        got = int(vm.sh(vb.WAIT_ONLINE % {"T": vb.TRACE, "n": args.blocks, "timeout": args.timeout},
+                        timeout=args.timeout + 60).out.strip() or 0)
+        time.sleep(1.0)
+        ev = vb.parse_trace(vm.sh(vb.READ_TRACE % {"T": vb.TRACE}, timeout=args.timeout).out)
+        s = vb.summarize_trace(ev, args.blocks)
+        for k in ("e2e_s", "first_online_after_s", "adds_done_at_s", "kernel_online_sum_s", "between_onlines_ms_sum",
+                  "between_onlines_ms_p50", "between_onlines_ms_p90", "lock_restarts"):
+            res[k] = s.get(k)
+        entries = daemon_journal(vm, mono)
+        writes = writes_from(entries)
+        res.update(decompose(writes, ev))
+        res["batches"] = batches_from(entries)
+        res["boundaries_ms"] = boundaries(writes, entries)
+        res["prepared"] = [j["MESSAGE"] for j in entries if "blocks prepared" in j["MESSAGE"]]
+        res["warmed"] = [j["MESSAGE"] for j in entries if j["MESSAGE"].startswith("warmed")]
+        if ev["addr"] and ev["onl"]:
+            res["first_online_after_add_end_ms"] = round((ev["onl"][0] - ev["addr"][0]) * 1e3, 1)
+        # The daemon's lines but the write times, as [s after the first add, message].
+        if ev["add"]:
+            res["log"] = [[round(int(j["__MONOTONIC_TIMESTAMP"]) / 1e6 - ev["add"][0], 4), j["MESSAGE"][:300]]
+                          for j in entries if not j["MESSAGE"].startswith("write times")]
+        res["ok"] = got >= args.blocks
+
+    return vb.guarded(vm, res, body)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--image-dir", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--kind", choices=("dimm", "cxl"), default="cxl")
+    ap.add_argument("--blocks", type=int, default=32)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--wait-quiet", type=int, default=120)
+    ap.add_argument("--guest-mem-mib", type=int, default=vb.GUEST_MEM_MIB)
+    ap.add_argument("--guest-append", default="quiet")
+    a = ap.parse_args()
+    env = image_env(a.image_dir)
+    a.kernel = kernel_tag(env.get("KVER"))
+    if a.kind == "cxl" and env.get("CXL") != "yes":
+        ap.error("the image has no cxl tool (CXL regions need Debian 13's guest)")
+    with open(a.out, "a") as out:
+        for rep in range(a.repeat):
+            waited, quiet = vb.wait_quiet(a.wait_quiet)
+            r = trial(a, rep)
+            r["host_quiet"], r["time"] = quiet, time.strftime("%Y-%m-%dT%H:%M:%S")
+            out.write(json.dumps(r, sort_keys=True) + "\n")
+            out.flush()
+            vb.log("%s %d blocks: e2e %s s, own %s ms, tail %s ms, head %s ms" % (
+                a.kind, a.blocks, r.get("e2e_s"), r.get("own_ms_sum"), r.get("tail_ms_sum"), r.get("head_ms_sum")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

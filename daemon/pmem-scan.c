@@ -164,6 +164,9 @@ static int read_nd_attribution(const char *root, const char *rel_dev, struct pme
         r = pmem_badblocks_read(root, rel_region, dev);
         if (r < 0)
                 return r;
+        dev->region_rel = strdup(rel_region);
+        if (!dev->region_rel)
+                return -ENOMEM;
 
         /* The nd_dax is the device's parent, below the region; without one only the name tells. */
         below_region = rel_parent[prefix_len] == '/';
@@ -364,6 +367,11 @@ static int scan_devices(const char *sysfs_root, struct pmem_devices *old, struct
                 if (kept) {
                         dev = *kept;
                         *kept = (struct pmem_device) {};        /* moved: the old set no longer frees it */
+                        /* Poison comes and goes (an MCE, ARS, ndctl clear-errors) with no event: always read again. */
+                        if (dev.region_rel && pmem_badblocks_read(sysfs_root, dev.region_rel, &dev) == -ENOMEM) {
+                                pmem_device_done(&dev);
+                                return -ENOMEM;
+                        }
                 } else {
                         r = pmem_read_device(sysfs_root, de->d_name, &dev);
                         if (r == -ENOENT)

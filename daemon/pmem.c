@@ -30,6 +30,7 @@ void pmem_device_done(struct pmem_device *dev) {
         free(dev->namespace_name);
         free(dev->namespace_uuid);
         free(dev->namespace_raw_uuid);
+        free(dev->region_rel);
         free(dev->cxl_region);
         free(dev->cxl_decoder);
         free(dev->cxl_memdevs);

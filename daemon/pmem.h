@@ -61,6 +61,7 @@ struct pmem_device {
                                            matches as nvdimm.uuid: the nd_dax info-block uuid */
         char *namespace_raw_uuid;       /* the namespace's own uuid (`ndctl list` "raw_uuid") */
         int region;                     /* nd region id */
+        char *region_rel;               /* its directory, relative to the sysfs root: badblocks read again */
         bool on_pmem_region;            /* the region is an nd_pmem region */
         /*
          * Known bad media in its ranges, from the nd region's badblocks

@@ -1251,6 +1251,36 @@ static void test_scan_badblocks(void **state) {
         assert_string_equal(pmem_badblocks_describe(-EISDIR), "Is a directory");
 }
 
+/*
+ * A device kept between batches (pmem_scan_update()) has its region's list
+ * read again every time: poison that came (an MCE) or was cleared
+ * (ndctl clear-errors) without an event is seen before the next plan.
+ */
+static void test_scan_update_reads_badblocks(void **state) {
+        struct ctx *c = *state;
+        const char *bb = "devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0012:00/ndbus0/region1/badblocks";
+        uint64_t ino;
+
+        scan_bad(c, "");
+        ino = c->devs.devices[0].ino;
+        assert_int_equal(c->devs.devices[0].bad_sectors, 0);
+        fake_write(c->root, bb, "%llu 8\n", (unsigned long long) SECTOR1(9 * GiB));
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 1);
+        /* the same device, kept, not read whole */
+        assert_int_equal(c->devs.devices[0].ino, ino);
+        assert_int_equal(c->devs.devices[0].bad_sectors, 8);
+        assert_int_equal(c->devs.devices[0].first_bad, 9 * GiB);
+        /* unreadable now: unknown, not the old answer */
+        fake_write(c->root, bb, "8 x\n");
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].badblocks_error, -EBADMSG);
+        /* cleared */
+        fake_write(c->root, bb, "%s", "");
+        assert_int_equal(pmem_scan_update(c->root, &c->devs), 1);
+        assert_int_equal(c->devs.devices[0].bad_sectors, 0);
+        assert_int_equal(c->devs.devices[0].badblocks_error, 0);
+}
+
 /* Devices on no nd region have no list: nothing known, nothing unknown. */
 static void test_scan_badblocks_not_nd(void **state) {
         struct ctx *c = *state;
@@ -1420,6 +1450,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_badblocks_not_nd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_update_keeps_bound, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_update_sees_changes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_scan_update_reads_badblocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_blocks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_partial_and_split, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_attribute_many, setup, teardown),

@@ -61,16 +61,16 @@ static uint64_t tally_duration(const struct tally *t) {
 static void add_tally(struct record *rec, const struct tally *t) {
         uint64_t dur = tally_duration(t);
 
-        record_add(rec, "MEMONLINE_BLOCKS=%zu", tally_attempted(t));
-        record_add(rec, "MEMONLINE_BYTES=%" PRIu64, t->bytes);
-        record_add(rec, "MEMONLINE_FAILED=%zu", t->failed);
-        record_add(rec, "MEMONLINE_ALREADY_ONLINE=%zu", t->already);
-        record_add(rec, "MEMONLINE_NOT_ATTEMPTED=%zu", t->not_attempted);
-        record_add(rec, "MEMONLINE_DURATION_USEC=%" PRIu64, dur);
-        record_add(rec, "MEMONLINE_GIBPS=%.3f", gibps(t->bytes, dur));
-        record_add(rec, "MEMONLINE_P50_USEC=%" PRIu64, percentile_usec(t->lat, t->n_lat, 50));
-        record_add(rec, "MEMONLINE_P99_USEC=%" PRIu64, percentile_usec(t->lat, t->n_lat, 99));
-        record_add(rec, "MEMONLINE_MAX_USEC=%" PRIu64, t->n_lat > 0 ? t->lat[t->n_lat - 1] : 0);
+        record_add(rec, FIELD_BLOCKS "=%zu", tally_attempted(t));
+        record_add(rec, FIELD_BYTES "=%" PRIu64, t->bytes);
+        record_add(rec, FIELD_FAILED "=%zu", t->failed);
+        record_add(rec, FIELD_ALREADY_ONLINE "=%zu", t->already);
+        record_add(rec, FIELD_NOT_ATTEMPTED "=%zu", t->not_attempted);
+        record_add(rec, FIELD_DURATION_USEC "=%" PRIu64, dur);
+        record_add(rec, FIELD_GIBPS "=%.3f", gibps(t->bytes, dur));
+        record_add(rec, FIELD_P50_USEC "=%" PRIu64, percentile_usec(t->lat, t->n_lat, 50));
+        record_add(rec, FIELD_P99_USEC "=%" PRIu64, percentile_usec(t->lat, t->n_lat, 99));
+        record_add(rec, FIELD_MAX_USEC "=%" PRIu64, t->n_lat > 0 ? t->lat[t->n_lat - 1] : 0);
 }
 
 /* The tail of a summary: ", 2 already online, 3 not attempted (stopping)", or "". */
@@ -145,17 +145,17 @@ static int attribution_collect(struct attribution *a, const struct plan_item *it
 /* MEMONLINE_DEVICE/NAMESPACE/REGION/CXL_REGION/CXL_MEMDEV, only for those present. */
 static void attribution_add(struct record *rec, const struct attribution *a) {
         if (a->device)
-                record_add(rec, "MEMONLINE_DEVICE=%s", a->device);
+                record_add(rec, FIELD_DEVICE "=%s", a->device);
         if (a->kind)
-                record_add(rec, "MEMONLINE_DEVICE_KIND=%s", a->kind);
+                record_add(rec, FIELD_DEVICE_KIND "=%s", a->kind);
         if (a->namespace_name)
-                record_add(rec, "MEMONLINE_NAMESPACE=%s", a->namespace_name);
+                record_add(rec, FIELD_NAMESPACE "=%s", a->namespace_name);
         if (a->region)
-                record_add(rec, "MEMONLINE_REGION=%s", a->region);
+                record_add(rec, FIELD_REGION "=%s", a->region);
         if (a->cxl_region)
-                record_add(rec, "MEMONLINE_CXL_REGION=%s", a->cxl_region);
+                record_add(rec, FIELD_CXL_REGION "=%s", a->cxl_region);
         if (a->cxl_memdev)
-                record_add(rec, "MEMONLINE_CXL_MEMDEV=%s", a->cxl_memdev);
+                record_add(rec, FIELD_CXL_MEMDEV "=%s", a->cxl_memdev);
 }
 
 static int add_attribution(struct record *rec, const struct plan_item *items, size_t n) {
@@ -206,9 +206,9 @@ static void add_latency(struct record *rec, uint64_t first_event_usec, uint64_t 
         if (first_event_usec == 0)
                 return;
         if (first_online_usec >= first_event_usec)
-                record_add(rec, "MEMONLINE_FIRST_LATENCY_USEC=%" PRIu64, first_online_usec - first_event_usec);
+                record_add(rec, FIELD_FIRST_LATENCY_USEC "=%" PRIu64, first_online_usec - first_event_usec);
         if (end_usec >= first_event_usec)
-                record_add(rec, "MEMONLINE_LATENCY_USEC=%" PRIu64, end_usec - first_event_usec);
+                record_add(rec, FIELD_LATENCY_USEC "=%" PRIu64, end_usec - first_event_usec);
 }
 
 static int emit_batch(struct reporter *r, const struct batch_info *info, const struct plan *plan,
@@ -254,14 +254,14 @@ static int emit_batch(struct reporter *r, const struct batch_info *info, const s
                    (double) tally_duration(&t) / (double) USEC_PER_SEC,
                    gibps(t.bytes, tally_duration(&t)), t.failed, extra);
         record_add(&rec, "PRIORITY=%d", t.failed > 0 ? LOG_WARNING : LOG_INFO);
-        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
-        record_add(&rec, "MEMONLINE_TRIGGER=%s", info->trigger ? info->trigger : "unknown");
+        record_add(&rec, FIELD_BATCH "=%" PRIu64, seq);
+        record_add(&rec, FIELD_TRIGGER "=%s", info->trigger ? info->trigger : "unknown");
         add_tally(&rec, &t);
-        record_add(&rec, "MEMONLINE_SKIPPED=%zu", plan->n_skipped);
-        record_add(&rec, "MEMONLINE_NODES=%zu", res->n_groups);
+        record_add(&rec, FIELD_SKIPPED "=%zu", plan->n_skipped);
+        record_add(&rec, FIELD_NODES "=%zu", res->n_groups);
         add_latency(&rec, info->first_event_usec, res->first_online_usec, res->end_usec);
-        record_add(&rec, "MEMONLINE_CPU_USEC=%" PRIu64, info->cpu_usec);
-        record_add(&rec, "MEMONLINE_PREPARE_USEC=%" PRIu64, info->prepare_usec);
+        record_add(&rec, FIELD_CPU_USEC "=%" PRIu64, info->cpu_usec);
+        record_add(&rec, FIELD_PREPARE_USEC "=%" PRIu64, info->prepare_usec);
         for (size_t g = 0; g < plan->n_groups; g++)
                 RET_GATHER(k, attribution_collect(&a, plan->groups[g].items, plan->groups[g].n_items));
         if (k < 0)
@@ -298,12 +298,12 @@ static int emit_node(struct reporter *r, const struct batch_info *info, const st
                    (double) tally_duration(&t) / (double) USEC_PER_SEC,
                    gibps(t.bytes, tally_duration(&t)), t.failed, extra);
         record_add(&rec, "PRIORITY=%d", t.failed > 0 ? LOG_WARNING : LOG_INFO);
-        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
-        record_add(&rec, "MEMONLINE_TRIGGER=%s", info->trigger ? info->trigger : "unknown");
-        record_add(&rec, "MEMONLINE_NODE=%d", gr->node);
-        record_add(&rec, "MEMONLINE_WRITER_NODE=%d", gr->writer_node);
-        record_add(&rec, "MEMONLINE_ZONE=%s", zones);
-        record_add(&rec, "MEMONLINE_CPUS=%s", cpus);
+        record_add(&rec, FIELD_BATCH "=%" PRIu64, seq);
+        record_add(&rec, FIELD_TRIGGER "=%s", info->trigger ? info->trigger : "unknown");
+        record_add(&rec, FIELD_NODE "=%d", gr->node);
+        record_add(&rec, FIELD_WRITER_NODE "=%d", gr->writer_node);
+        record_add(&rec, FIELD_ZONE "=%s", zones);
+        record_add(&rec, FIELD_CPUS "=%s", cpus);
         add_tally(&rec, &t);
         add_latency(&rec, info->first_event_usec, gr->first_online_usec, gr->end_usec);
         k = add_attribution(&rec, pg->items, pg->n_items);
@@ -324,15 +324,15 @@ static int emit_failure(struct reporter *r, const struct plan_item *item, const 
         record_add(&rec, "MESSAGE=Failed to online memory%" PRIu64 " (node %d) as %s after %u attempt%s: %s",
                    b->id, b->node, zone, b->attempts, b->attempts == 1 ? "" : "s", strerror(err));
         record_add(&rec, "PRIORITY=%d", LOG_ERR);
-        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, seq);
-        record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, b->id);
-        record_add(&rec, "MEMONLINE_NODE=%d", b->node);
-        record_add(&rec, "MEMONLINE_ZONE=%s", zone);
-        record_add(&rec, "MEMONLINE_ERRNO=%d", err);
-        record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(err, name, sizeof(name)));
-        record_add(&rec, "MEMONLINE_ATTEMPTS=%u", b->attempts);
+        record_add(&rec, FIELD_BATCH "=%" PRIu64, seq);
+        record_add(&rec, FIELD_BLOCK "=memory%" PRIu64, b->id);
+        record_add(&rec, FIELD_NODE "=%d", b->node);
+        record_add(&rec, FIELD_ZONE "=%s", zone);
+        record_add(&rec, FIELD_ERRNO "=%d", err);
+        record_add(&rec, FIELD_ERRNO_NAME "=%s", errno_name(err, name, sizeof(name)));
+        record_add(&rec, FIELD_ATTEMPTS "=%u", b->attempts);
         if (item && item->by_rule && b->error == -EINVAL)
-                record_add(&rec, "MEMONLINE_REASON=the kernel refused %s, which %s asks; the rule stands and the "
+                record_add(&rec, FIELD_REASON "=the kernel refused %s, which %s asks; the rule stands and the "
                            "block stays offline", zone, item->reason ?: "a rule");
         if (item) {
                 k = add_attribution(&rec, item, 1);
@@ -353,14 +353,14 @@ static int emit_left_offline(struct reporter *r, uint64_t id, int node, int erro
         record_add(&rec, "MESSAGE=Left memory%" PRIu64 " (node %d) offline: %s; trying again later", id, node,
                    reason);
         record_add(&rec, "PRIORITY=%d", LOG_ERR);
-        record_add(&rec, "MEMONLINE_BATCH=%" PRIu64, batch);
-        record_add(&rec, "MEMONLINE_BLOCK=memory%" PRIu64, id);
-        record_add(&rec, "MEMONLINE_NODE=%d", node);
-        record_add(&rec, "MEMONLINE_ZONE=skip");
-        record_add(&rec, "MEMONLINE_ERRNO=%d", error);
-        record_add(&rec, "MEMONLINE_ERRNO_NAME=%s", errno_name(error, name, sizeof(name)));
-        record_add(&rec, "MEMONLINE_ATTEMPTS=0");
-        record_add(&rec, "MEMONLINE_REASON=%s", reason);
+        record_add(&rec, FIELD_BATCH "=%" PRIu64, batch);
+        record_add(&rec, FIELD_BLOCK "=memory%" PRIu64, id);
+        record_add(&rec, FIELD_NODE "=%d", node);
+        record_add(&rec, FIELD_ZONE "=skip");
+        record_add(&rec, FIELD_ERRNO "=%d", error);
+        record_add(&rec, FIELD_ERRNO_NAME "=%s", errno_name(error, name, sizeof(name)));
+        record_add(&rec, FIELD_ATTEMPTS "=0");
+        record_add(&rec, FIELD_REASON "=%s", reason);
         if (item) {
                 k = add_attribution(&rec, item, 1);
                 if (k < 0)

@@ -31,13 +31,13 @@ static pid_t lock_holder(int fd) {
 
 /* Replaced whole (rename), so the rule never finds the marker missing while a daemon runs. */
 static int write_marker(int dir_fd, const char *target) {
-        (void) unlinkat(dir_fd, INSTANCE_MARKER ".new", 0);
-        if (symlinkat(target, dir_fd, INSTANCE_MARKER ".new") < 0)
+        (void) unlinkat(dir_fd, RUNTIME_MARKER ".new", 0);
+        if (symlinkat(target, dir_fd, RUNTIME_MARKER ".new") < 0)
                 return -errno;
-        if (renameat(dir_fd, INSTANCE_MARKER ".new", dir_fd, INSTANCE_MARKER) < 0) {
+        if (renameat(dir_fd, RUNTIME_MARKER ".new", dir_fd, RUNTIME_MARKER) < 0) {
                 int r = -errno;
 
-                (void) unlinkat(dir_fd, INSTANCE_MARKER ".new", 0);
+                (void) unlinkat(dir_fd, RUNTIME_MARKER ".new", 0);
                 return r;
         }
         return 0;
@@ -54,7 +54,7 @@ int instance_lock(const char *dir, pid_t *ret_holder, struct instance **ret) {
         dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0)
                 return -errno;
-        fd = openat(dir_fd, INSTANCE_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+        fd = openat(dir_fd, RUNTIME_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
         if (fd < 0)
                 return -errno;
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -88,11 +88,11 @@ void instance_unlock(struct instance *i) {
 
         if (!i)
                 return;
-        n = readlinkat(i->dir_fd, INSTANCE_MARKER, target, sizeof(target) - 1);
+        n = readlinkat(i->dir_fd, RUNTIME_MARKER, target, sizeof(target) - 1);
         if (n > 0) {
                 target[n] = '\0';
                 if (streq(target, i->marker_target))
-                        (void) unlinkat(i->dir_fd, INSTANCE_MARKER, 0);
+                        (void) unlinkat(i->dir_fd, RUNTIME_MARKER, 0);
         }
         /* The lock file stays: another daemon may have it open already, waiting for it. */
         close(i->lock_fd);

@@ -2,17 +2,14 @@
 #pragma once
 
 #include <sys/types.h>
+#include "interface.h"
 
 /*
  * One daemon per runtime directory (/run/memonlined: the unit's
  * RuntimeDirectory=, kept for the whole boot): a lock with its holder's
  * pid in it, and the marker the udev rule tests to know whether a daemon
- * runs.
+ * runs. The names are in interface.h: memonlined status reads them too.
  */
-#define INSTANCE_DEFAULT_DIR "/run/memonlined"
-#define INSTANCE_LOCK_FILE "lock"
-/* A link to /proc/<pid>: it resolves exactly while that process lives, however it ended. */
-#define INSTANCE_MARKER "running"
 
 struct instance;
 

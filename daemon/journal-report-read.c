@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <systemd/sd-journal.h>
 #include "journal-report-read.h"
-#include "report.h"
+#include "interface.h"
 #include "util.h"
 
 static int open_journal(const struct jr_query *q, sd_journal **ret, const char **ret_what) {

@@ -18,10 +18,13 @@
 #include "loop.h"
 #include "metrics.h"
 #include "monitor.h"
+#include "online.h"
 #include "policy.h"
+#include "progress.h"
 #include "report.h"
 #include "runner.h"
 #include "sysfs.h"
+#include "topology.h"
 #include "util.h"
 
 /* Retries of undone work back off to this and stay there. */
@@ -627,26 +630,27 @@ static void write_progress_file(struct loop *c, const struct job_progress_view *
         if (c->runtime_dir_fd < 0)
                 return;
         n = snprintf(buf, sizeof(buf),
-                     "STATUS=%s\nTRIGGER=%s\nNODE=%d\nBLOCKS_DONE=%" PRIu64 "\nBLOCKS_TOTAL=%" PRIu64
-                     "\nBLOCK_SIZE=%" PRIu64 "\nELAPSED_USEC=%" PRIu64 "\n",
+                     PROGRESS_STATUS "=%s\n" PROGRESS_TRIGGER "=%s\n" PROGRESS_NODE "=%d\n"
+                     PROGRESS_BLOCKS_DONE "=%" PRIu64 "\n" PROGRESS_BLOCKS_TOTAL "=%" PRIu64 "\n"
+                     PROGRESS_BLOCK_SIZE "=%" PRIu64 "\n" PROGRESS_ELAPSED_USEC "=%" PRIu64 "\n",
                      status, c->job && c->job->trigger ? c->job->trigger : "unknown", v->node, v->blocks_done,
                      v->blocks_total, v->block_size, v->elapsed_usec);
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return;
-        fd = openat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+        fd = openat(c->runtime_dir_fd, PROGRESS_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                     0644);
         if (fd < 0)
                 return;
         if (fchmod(fd, 0644) == 0 && write(fd, buf, (size_t) n) == n)
-                (void) renameat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", c->runtime_dir_fd, LOOP_PROGRESS_FILE);
+                (void) renameat(c->runtime_dir_fd, PROGRESS_FILE ".new", c->runtime_dir_fd, PROGRESS_FILE);
         else
-                (void) unlinkat(c->runtime_dir_fd, LOOP_PROGRESS_FILE ".new", 0);
+                (void) unlinkat(c->runtime_dir_fd, PROGRESS_FILE ".new", 0);
         close(fd);
 }
 
 static void remove_progress_file(struct loop *c) {
         if (c->runtime_dir_fd >= 0)
-                (void) unlinkat(c->runtime_dir_fd, LOOP_PROGRESS_FILE, 0);
+                (void) unlinkat(c->runtime_dir_fd, PROGRESS_FILE, 0);
 }
 
 /* STATUS= and the progress file while a job runs, at most twice a second; the timer is off while idle. */

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <systemd/sd-event.h>
-#include "monitor.h"
-#include "online.h"
-#include "policy.h"
-#include "report.h"
+#include "event-source.h"
+
+struct monitor_event;
+struct online_ops;
+struct policy;
+struct reporter;
 
 /*
  * The daemon's event loop (sd-event): events from the monitor into the
@@ -36,7 +38,6 @@ struct loop_config {
 };
 
 /* In runtime_dir while a batch runs: KEY=value lines for `memonlined status`. */
-#define LOOP_PROGRESS_FILE "progress"
 
 struct loop;
 

@@ -10,15 +10,16 @@
 #include <sys/mman.h>
 #include "coexist.h"
 #include "instance.h"
+#include "interface.h"
 #include "journal-report.h"
 #include "loop.h"
 #include "policy.h"
+#include "progress.h"
 #include "report.h"
 #include "runner.h"
 #include "status.h"
 #include "util.h"
 
-#define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
 
 /* Exit codes, as memonlined(8) lists them; 64 as chmem(8) has it. */
 enum {
@@ -92,7 +93,7 @@ static int runtime_directory(const char *sysfs_root, char **ret) {
         if (!dir || dir[0] != '/') {
                 if (!streq(sysfs_root, "/sys"))
                         return 0;
-                dir = INSTANCE_DEFAULT_DIR;
+                dir = RUNTIME_DIR_DEFAULT;
         }
         *ret = strndup(dir, strcspn(dir, ":"));
         return *ret ? 0 : -ENOMEM;
@@ -107,18 +108,18 @@ static int lock_instance(struct context *c, const char *dir, struct instance **r
         if (r == -EBUSY) {
                 if (holder > 0)
                         report_log(&c->reporter, LOG_ERR, NULL,
-                                   "another memonlined (pid %d) is running: it holds %s/" INSTANCE_LOCK_FILE
+                                   "another memonlined (pid %d) is running: it holds %s/" RUNTIME_LOCK_FILE
                                    "; not starting a second one", (int) holder, dir);
                 else
                         report_log(&c->reporter, LOG_ERR, NULL,
-                                   "another memonlined is running: it holds %s/" INSTANCE_LOCK_FILE
+                                   "another memonlined is running: it holds %s/" RUNTIME_LOCK_FILE
                                    "; not starting a second one", dir);
                 return EXIT_FAILURE;
         }
         if (r < 0)
                 /* Memory still has to come online: run, and say that nothing keeps a second daemon out. */
                 report_log_errno(&c->reporter, LOG_WARNING, NULL, r,
-                                 "cannot lock %s/" INSTANCE_LOCK_FILE ": %m; running without the lock", dir);
+                                 "cannot lock %s/" RUNTIME_LOCK_FILE ": %m; running without the lock", dir);
         return 0;
 }
 

@@ -2,15 +2,7 @@
 #include <libudev.h>
 #include "blocks.h"
 #include "monitor.h"
-#include "string-table.h"
 #include "util.h"
-
-static const char *const event_source_table[] = {
-        [EVENT_SOURCE_UDEV] = "udev",
-        [EVENT_SOURCE_KERNEL] = "kernel",
-};
-
-DEFINE_STRING_TABLE(event_source, enum event_source, NULL)
 
 /* What every monitor listens to: memory blocks, and what changes the machine the daemon keeps. */
 static const char *const machine_subsystems[] = { "memory", "node", "cpu", "cxl", "acpi" };

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "event-source.h"
 
 /*
  * Memory-block (and dax) events from udev or straight from the kernel.
@@ -31,14 +32,6 @@ struct monitor_event {
         uint64_t seqnum;
 };
 
-/* Where events come from: udev's netlink group (after its rules ran), or the kernel's. */
-enum event_source {
-        EVENT_SOURCE_UDEV = 0,
-        EVENT_SOURCE_KERNEL,
-};
-
-const char *event_source_to_string(enum event_source s);         /* "udev", "kernel": netlink group names */
-int event_source_from_string(const char *s, enum event_source *ret);
 
 struct monitor;
 

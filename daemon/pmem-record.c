@@ -7,17 +7,17 @@
 
 /* The device's names and node. */
 static void add_device(struct record *rec, const struct pmem_device *dev) {
-        record_add(rec, "MEMONLINE_DEVICE=%s", dev->name);
+        record_add(rec, FIELD_DEVICE "=%s", dev->name);
         if (dev->namespace_name)
-                record_add(rec, "MEMONLINE_NAMESPACE=%s", dev->namespace_name);
+                record_add(rec, FIELD_NAMESPACE "=%s", dev->namespace_name);
         if (dev->namespace_uuid)
-                record_add(rec, "MEMONLINE_NAMESPACE_UUID=%s", dev->namespace_uuid);
-        record_add(rec, "MEMONLINE_REGION=%d", dev->region);
+                record_add(rec, FIELD_NAMESPACE_UUID "=%s", dev->namespace_uuid);
+        record_add(rec, FIELD_REGION "=%d", dev->region);
         if (dev->cxl_region)
-                record_add(rec, "MEMONLINE_CXL_REGION=%s", dev->cxl_region);
+                record_add(rec, FIELD_CXL_REGION "=%s", dev->cxl_region);
         if (dev->cxl_memdevs)
-                record_add(rec, "MEMONLINE_CXL_MEMDEV=%s", dev->cxl_memdevs);
-        record_add(rec, "MEMONLINE_NODE=%d", dev->target_node);
+                record_add(rec, FIELD_CXL_MEMDEV "=%s", dev->cxl_memdevs);
+        record_add(rec, FIELD_NODE "=%d", dev->target_node);
 }
 
 int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const struct pmem_convert_result *conv,
@@ -39,17 +39,17 @@ int pmem_report_device(struct reporter *r, const struct pmem_device *dev, const 
         record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_DEVICE);
         record_add(&rec, "PRIORITY=%d", failed ? LOG_ERR : LOG_INFO);
         add_device(&rec, dev);
-        record_add(&rec, "MEMONLINE_BIND_USEC=%" PRIu64, conv && !conv->already ? conv->bind_usec : 0);
-        record_add(&rec, "MEMONLINE_ONLINE_USEC=%" PRIu64, online_usec);
-        record_add(&rec, "MEMONLINE_TOTAL_USEC=%" PRIu64, total_usec);
-        record_add(&rec, "MEMONLINE_BLOCKS=%zu", blocks);
-        record_add(&rec, "MEMONLINE_BYTES=%" PRIu64, bytes);
+        record_add(&rec, FIELD_BIND_USEC "=%" PRIu64, conv && !conv->already ? conv->bind_usec : 0);
+        record_add(&rec, FIELD_ONLINE_USEC "=%" PRIu64, online_usec);
+        record_add(&rec, FIELD_TOTAL_USEC "=%" PRIu64, total_usec);
+        record_add(&rec, FIELD_BLOCKS "=%zu", blocks);
+        record_add(&rec, FIELD_BYTES "=%" PRIu64, bytes);
         if (conv && !conv->already && !failed)
-                record_add(&rec, "MEMONLINE_MEMMAP_ON_MEMORY=%s", pmem_memmap_to_string(conv->memmap.effective));
+                record_add(&rec, FIELD_MEMMAP_ON_MEMORY "=%s", pmem_memmap_to_string(conv->memmap.effective));
         if (conv && !conv->already && !failed && conv->memmap.unmet)
-                record_add(&rec, "MEMONLINE_MEMMAP_REASON=%s", conv->memmap.reason);
+                record_add(&rec, FIELD_MEMMAP_REASON "=%s", conv->memmap.reason);
         if (failed) {
-                record_add(&rec, "MEMONLINE_ERRNO=%d", -conv->error);
+                record_add(&rec, FIELD_ERRNO "=%d", -conv->error);
                 record_add(&rec, "MESSAGE=%s: %s", dev->name, how);
         } else
                 record_add(&rec, "MESSAGE=%s%s%s%s: %s%zu blocks (%.2f GiB) online on node %d in %.1f ms, "
@@ -75,15 +75,15 @@ int pmem_report_bad_media(struct reporter *r, const struct pmem_device *dev, enu
         record_add(&rec, "MESSAGE_ID=%s", MESSAGE_ID_BAD_MEDIA);
         record_add(&rec, "PRIORITY=%d", LOG_WARNING);
         add_device(&rec, dev);
-        record_add(&rec, "MEMONLINE_MODE=%s", pmem_mode_to_string(dev->mode));
-        record_add(&rec, "MEMONLINE_MEDIA=%s", bad_media_to_string(media));
-        record_add(&rec, "MEMONLINE_BADBLOCKS=%" PRIu64, dev->bad_sectors);
+        record_add(&rec, FIELD_MODE "=%s", pmem_mode_to_string(dev->mode));
+        record_add(&rec, FIELD_MEDIA "=%s", bad_media_to_string(media));
+        record_add(&rec, FIELD_BADBLOCKS "=%" PRIu64, dev->bad_sectors);
         if (dev->bad_sectors > 0)
-                record_add(&rec, "MEMONLINE_BAD_ADDRESS=0x%" PRIx64, dev->first_bad);
-        record_add(&rec, "MEMONLINE_BLOCKS=%zu", blocks);
+                record_add(&rec, FIELD_BAD_ADDRESS "=0x%" PRIx64, dev->first_bad);
+        record_add(&rec, FIELD_BLOCKS "=%zu", blocks);
         if (dev->badblocks_error < 0)
-                record_add(&rec, "MEMONLINE_ERRNO=%d", -dev->badblocks_error);
-        record_add(&rec, "MEMONLINE_REASON=%s", reason);
+                record_add(&rec, FIELD_ERRNO "=%d", -dev->badblocks_error);
+        record_add(&rec, FIELD_REASON "=%s", reason);
         record_add(&rec, "MESSAGE=%s%s%s%s: %s: %s", dev->name, dev->namespace_name ? " (" : "",
                    dev->namespace_name ?: "", dev->namespace_name ? ")" : "", what, reason);
         return record_emit(r, &rec);

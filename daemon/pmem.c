@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include "pmem.h"
 #include "sysfs.h"
-#include "topology.h"
 #include "util.h"
 
 /* The device record and what every dax file needs: names, modes, drivers. */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <numa.h>
-#include "monitor.h"
+#include "event-source.h"
 #include "zone.h"
 
 /*

@@ -5,12 +5,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "memdev.h"
 #include "pmem.h"
-#include "policy.h"
-#include "online.h"
-#include "progress.h"
-#include "report.h"
-#include "topology.h"
+
+struct job_progress;
+struct online_ops;
+struct online_pool;
+struct policy;
+struct reporter;
+struct topology;
 
 /*
  * One pass of the pipeline after the batcher: convert selected dax

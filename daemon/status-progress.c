@@ -2,8 +2,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "instance.h"
-#include "loop.h"
+#include "interface.h"
 #include "status-read.h"
 #include "topology.h"
 #include "util.h"
@@ -80,20 +79,20 @@ int status_batch_parse(const char *text, size_t len, struct status_batch *ret) {
                         value_len = (size_t) (line_end - value);
 #define KEY_IS(k) (key_len == strlen(k) && memcmp(p, k, key_len) == 0)
                         r = 0;
-                        if (KEY_IS("STATUS"))
+                        if (KEY_IS(PROGRESS_STATUS))
                                 r = set_text(&b.status, value, value_len);
-                        else if (KEY_IS("TRIGGER"))
+                        else if (KEY_IS(PROGRESS_TRIGGER))
                                 r = set_text(&b.trigger, value, value_len);
-                        else if (KEY_IS("NODE"))
+                        else if (KEY_IS(PROGRESS_NODE))
                                 set_node(&b.node, value, value_len);
-                        else if (KEY_IS("BLOCKS_DONE"))
+                        else if (KEY_IS(PROGRESS_BLOCKS_DONE))
                                 set_u64(&b.blocks_done, value, value_len);
-                        else if (KEY_IS("BLOCKS_TOTAL")) {
+                        else if (KEY_IS(PROGRESS_BLOCKS_TOTAL)) {
                                 have_total = true;
                                 set_u64(&b.blocks_total, value, value_len);
-                        } else if (KEY_IS("BLOCK_SIZE"))
+                        } else if (KEY_IS(PROGRESS_BLOCK_SIZE))
                                 set_u64(&b.block_size, value, value_len);
-                        else if (KEY_IS("ELAPSED_USEC"))
+                        else if (KEY_IS(PROGRESS_ELAPSED_USEC))
                                 set_u64(&b.elapsed_usec, value, value_len);
 #undef KEY_IS
                         if (r < 0)
@@ -132,11 +131,11 @@ int status_batch_read(const char *dir, struct status_batch *ret) {
         if (dir_fd < 0)
                 return errno == ENOENT ? 0 : -errno;
         /* The directory outlives the daemon: a killed daemon's marker no longer resolves, and no batch runs. */
-        if (fstatat(dir_fd, INSTANCE_MARKER, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
-            fstatat(dir_fd, INSTANCE_MARKER, &st, 0) < 0 && errno == ENOENT)
+        if (fstatat(dir_fd, RUNTIME_MARKER, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+            fstatat(dir_fd, RUNTIME_MARKER, &st, 0) < 0 && errno == ENOENT)
                 return 0;
         /* O_NONBLOCK: a FIFO put there must not hang us; fstat() then refuses it */
-        fd = openat(dir_fd, LOOP_PROGRESS_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        fd = openat(dir_fd, PROGRESS_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
         if (fstat(fd, &st) < 0)

@@ -116,7 +116,7 @@ const char *status_dax_state(const struct status_dax *x);
 
 /* ---- the running batch (status-progress.c) ------------------------------ */
 
-/* The daemon's progress file (loop.h LOOP_PROGRESS_FILE) is at most this long. */
+/* The daemon's progress file (interface.h PROGRESS_FILE) is at most this long. */
 #define STATUS_PROGRESS_MAX 4096
 
 struct status_batch {

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include "interface.h"
 #include "metrics.h"
 #include "pmem-scan.h"
 #include "policy.h"
@@ -19,8 +20,6 @@
  * what it prints in status-table.c, status-text.c and status-json.c.
  */
 
-#define DEFAULT_CONFIG SYSCONFDIR "/memonlined.conf"
-#define DEFAULT_RUNTIME_DIR "/run/memonlined"
 
 _printf_(1, 2) static void status_error(const char *format, ...) {
         va_list ap;
@@ -357,7 +356,7 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
                                                                                             : strerror(-r));
                 return STATUS_EXIT_FAILURE;
         }
-        runtime_dir = runtime_dir && *runtime_dir ? runtime_dir : DEFAULT_RUNTIME_DIR;
+        runtime_dir = runtime_dir && *runtime_dir ? runtime_dir : RUNTIME_DIR_DEFAULT;
         if (o.prometheus) {
                 r = print_prometheus(out, t, runtime_dir);
                 if (r >= 0 && (fflush(out) != 0 || ferror(out)))

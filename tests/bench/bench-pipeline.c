@@ -43,6 +43,8 @@
 #include "topology.h"
 #include "util.h"
 #include "tests/unit/fake-tree.h"
+#include "online.h"
+#include "progress.h"
 
 #define N_NODES         8
 #define N_CPU_NODES     4

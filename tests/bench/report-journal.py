@@ -3,7 +3,7 @@
 `memonlined report` benchmarks: HOSTS machines (each its own machine and
 boot ID), each with BATCHES batches of one daemon process per batch, every
 batch with a batch record and NODES node records. The MESSAGE_IDs come from
-daemon/report.h. Feed the output to systemd-journal-remote -o FILE -.
+daemon/interface.h. Feed the output to systemd-journal-remote -o FILE -.
 
 usage: report-journal.py --hosts N --batches N --nodes N > export.txt
 """
@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vm"))
-from vm import MESSAGE_IDS  # noqa: E402  (read from daemon/report.h)
+from vm import MESSAGE_IDS  # noqa: E402  (read from daemon/interface.h)
 
 T0 = 1700000000
 BLOCK = 128 << 20

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The documentation keeps up with the code: every MESSAGE_ID that
-# daemon/report.h defines is explained in the journal catalog and listed in
+# daemon/interface.h defines is explained in the journal catalog and listed in
 # memonlined(8), and every MEMONLINE_* field the daemon's sources name is
 # documented in memonlined(8) and README.md (whose record table abbreviates
 # MEMONLINE_X to _X); every Prometheus metric is in memonlined(8). Under
@@ -17,11 +17,13 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
 check() { if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 
-ids=$(sed -nE 's/^#define (MESSAGE_ID_[A-Z_]+) +"([0-9a-f]{32})".*/\1=\2/p' "$top_srcdir/daemon/report.h")
-fields=$(cat "$top_srcdir"/daemon/*.c | grep -oE 'MEMONLINE_[A-Z0-9_]*[A-Z0-9]' | sort -u)
+ids=$(sed -nE 's/^#define (MESSAGE_ID_[A-Z_]+) +"([0-9a-f]{32})".*/\1=\2/p' "$top_srcdir/daemon/interface.h")
+# The fields as interface.h names them, and any a source still spells out.
+fields=$( (sed -nE 's/^#define FIELD_[A-Z0-9_]+ +"(MEMONLINE_[A-Z0-9_]+)"$/\1/p' "$top_srcdir/daemon/interface.h"
+           cat "$top_srcdir"/daemon/*.c | grep -oE 'MEMONLINE_[A-Z0-9_]*[A-Z0-9]') | sort -u)
 
-desc="daemon/report.h defines MESSAGE_IDs"; check test -n "$ids"
-desc="daemon/*.c names MEMONLINE_* fields"; check test -n "$fields"
+desc="daemon/interface.h defines MESSAGE_IDs"; check test -n "$ids"
+desc="daemon/interface.h names MEMONLINE_* fields"; check test -n "$fields"
 
 for pair in $ids; do
         name=${pair%%=*} id=${pair#*=}

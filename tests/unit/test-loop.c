@@ -25,6 +25,12 @@
 #include "metrics.h"
 #include "status-read.h"
 #include "util.h"
+#include "monitor.h"
+#include "online.h"
+#include "policy.h"
+#include "progress.h"
+#include "report.h"
+#include "topology.h"
 
 #define MSEC USEC_PER_MSEC
 
@@ -632,9 +638,9 @@ static void watchdog_stuck(struct fixture *f) {
         char run[4096];
 
         was_stuck = kernel_stuck(&f->kernel);
-        progress_while_stuck = fake_read(f->root, "run/" LOOP_PROGRESS_FILE);
-        progress_mode_while_stuck = file_mode(f->root, "run/" LOOP_PROGRESS_FILE);
-        progress_read_by_nobody = read_as_nobody(f->root, "run/" LOOP_PROGRESS_FILE);
+        progress_while_stuck = fake_read(f->root, "run/" PROGRESS_FILE);
+        progress_mode_while_stuck = file_mode(f->root, "run/" PROGRESS_FILE);
+        progress_read_by_nobody = read_as_nobody(f->root, "run/" PROGRESS_FILE);
         /* what `memonlined status` reads of it */
         snprintf(run, sizeof(run), "%s/run", f->root);
         batch_read_while_stuck = status_batch_read(run, &batch_while_stuck);
@@ -694,7 +700,7 @@ static void test_watchdog_starves_when_stuck(void **state) {
         assert_int_equal(batch_while_stuck.blocks_total, 4);
         assert_int_equal(batch_while_stuck.block_size, 128 << 20);
         status_batch_done(&batch_while_stuck);
-        assert_null(fake_read(f->root, "run/" LOOP_PROGRESS_FILE));
+        assert_null(fake_read(f->root, "run/" PROGRESS_FILE));
         for (uint64_t id = 32; id < 36; id++)
                 assert_true(has_state(f, id, "online_movable"));
 }

@@ -13,6 +13,12 @@
 #include "fake-tree.h"
 #include "runner.h"
 #include "util.h"
+#include "monitor.h"
+#include "online.h"
+#include "policy.h"
+#include "progress.h"
+#include "report.h"
+#include "topology.h"
 
 struct fixture {
         char *root;

@@ -86,7 +86,7 @@ check "a watchdog abort is bounded (TimeoutAbortSec=${abort% })" test "${abort% 
 check "the runtime directory is /run/memonlined" test "$(unit_value RuntimeDirectory)" = "memonlined "
 check "it is kept for the boot (RuntimeDirectoryPreserve=yes)" test "$(unit_value RuntimeDirectoryPreserve)" = "yes "
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-marker=$(sed -n 's/^#define INSTANCE_DEFAULT_DIR "\(.*\)"$/\1/p' "$top_srcdir/daemon/instance.h")/$(sed -n 's/^#define INSTANCE_MARKER "\(.*\)"$/\1/p' "$top_srcdir/daemon/instance.h")
+marker=$(sed -n 's/^#define RUNTIME_DIR_DEFAULT "\(.*\)"$/\1/p' "$top_srcdir/daemon/interface.h")/$(sed -n 's/^#define RUNTIME_MARKER "\(.*\)"$/\1/p' "$top_srcdir/daemon/interface.h")
 check "the udev rule tests the daemon's marker ($marker), not the kept directory" \
         grep -q "TEST!=\"$marker\"" "$top_srcdir/udev/99-memonline.rules"
 

@@ -628,13 +628,13 @@ NODE_COUNTS = r"""
         print ")" } }' | sort
 """
 def _message_ids():
-    """The MESSAGE_IDs as the daemon defines them (daemon/report.h): one source."""
+    """The MESSAGE_IDs as the daemon defines them (daemon/interface.h): one source."""
     here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "..", "daemon", "report.h")) as f:
+    with open(os.path.join(here, "..", "..", "daemon", "interface.h")) as f:
         ids = dict(re.findall(r'#define MESSAGE_ID_(\w+)\s+"([0-9a-f]{32})"', f.read()))
     for name in ("BATCH", "NODE", "FAILURE", "DEVICE", "STALLED", "AUTO_ONLINE"):
         if name not in ids:
-            raise RuntimeError("daemon/report.h defines no MESSAGE_ID_%s" % name)
+            raise RuntimeError("daemon/interface.h defines no MESSAGE_ID_%s" % name)
     return ids
 
 

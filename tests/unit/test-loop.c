@@ -1020,20 +1020,26 @@ static void arrival_feed(struct fixture *f) {
         }
         /* A single device's add is over when its first event comes: its block is linked. */
         add_and_feed(f, 40);
-        at(f, 300, arrival_check);
+        at(f, 1000, arrival_check);
 }
 
 static void test_linked_batch_starts_on_arrival(void **state) {
         struct fixture *f = *state;
+        const char *said;
+        unsigned long ms = 0;
 
         f->rep.max_priority = LOG_DEBUG;
         start_with(f, "[daemon]\nsettle_ms = 2000\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
                       "movable_ratio = 0\n", 0, 0);
         at(f, 5, arrival_feed);
         assert_int_equal(loop_run(f->loop), 0);
-        /* Online 300 ms after its event, not after the 2 s settle window. */
+        /* Online within 1 s of its event (sanitizers and valgrind included), not after the 2 s settle window. */
         assert_true(arrival_online);
-        assert_true(err_has(f, "is linked to its node: its add is over, the batch starts 0 ms after its first event"));
+        fflush(f->err_f);
+        said = strstr(f->err, "is linked to its node: its add is over, the batch starts ");
+        assert_non_null(said);
+        assert_int_equal(sscanf(said, "is linked to its node: its add is over, the batch starts %lu ms", &ms), 1);
+        assert_true(ms < 500);
 }
 
 static void busy_feed(struct fixture *f) {

@@ -8,43 +8,12 @@
 #include "journal-report.h"
 #include "journal-report-read.h"
 #include "journal-report-render.h"
+#include "cli-error.h"
 #include "term.h"
 #include "timeparse.h"
 #include "util.h"
 
-/* "memonlined report: " and the message; %m is error's text. */
-_printf_(2, 0) static void report_error_va(int error, const char *format, va_list ap) {
-        fputs("memonlined report: ", stderr);
-        errno = error;
-        vfprintf(stderr, format, ap);
-        fputc('\n', stderr);
-}
-
-_printf_(1, 2) static void report_error(const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        report_error_va(errno, format, ap);
-        va_end(ap);
-}
-
-/* The same for a failure: returns error as -errno (it may be given either way). */
-_printf_(2, 3) static int report_error_errno(int error, const char *format, ...) {
-        int saved = errno;
-        va_list ap;
-
-        error = error < 0 ? -error : error;
-        va_start(ap, format);
-        report_error_va(error, format, ap);
-        va_end(ap);
-        errno = saved;
-        return -error;
-}
-
-static int log_oom(void) {
-        report_error("out of memory");
-        return -ENOMEM;
-}
+#define PROG "memonlined report"
 
 /* The command line: what to read, what to show, how. */
 struct options {
@@ -157,7 +126,7 @@ static int parse_query_option(struct options *o, int opt, const char *arg, char 
         case 'U':
                 r = parse_timestamp_usec(arg, realtime_now(), opt == 'S' ? &q->since : &q->until);
                 if (r < 0)
-                        report_error("cannot parse %s time \"%s\"", opt == 'S' ? "--since" : "--until", arg);
+                        cli_error(PROG, "cannot parse %s time \"%s\"", opt == 'S' ? "--since" : "--until", arg);
                 return r < 0 ? -EINVAL : 0;
         case 'b':
                 /* Like journalctl: "-b ID" and "-b -1" with a separate word, as well as "--boot=ID". */
@@ -167,14 +136,14 @@ static int parse_query_option(struct options *o, int opt, const char *arg, char 
                 }
                 r = jr_boot_spec_parse(arg, &q->boot);
                 if (r < 0)
-                        report_error_errno(r, "cannot use boot \"%s\": %m", arg);
+                        cli_error_errno(PROG, r, "cannot use boot \"%s\": %m", arg);
                 return r < 0 ? -EINVAL : 0;
         case ARG_HOST:
                 q->host = arg;
                 return 0;
         case ARG_NODE:
                 if (parse_unsigned(arg, &u) < 0 || u > INT32_MAX) {
-                        report_error("invalid --node \"%s\"", arg);
+                        cli_error(PROG, "invalid --node \"%s\"", arg);
                         return -EINVAL;
                 }
                 o->filter.node = (int) u;
@@ -213,25 +182,25 @@ static int check_options(struct options *o) {
         int r;
 
         if (o->query.directory && o->n_files > 0) {
-                report_error("--directory and --file exclude each other");
+                cli_error(PROG, "--directory and --file exclude each other");
                 return -EINVAL;
         }
         if (o->query.since > o->query.until) {
-                report_error("--since is later than --until");
+                cli_error(PROG, "--since is later than --until");
                 return -EINVAL;
         }
         if (o->svg && o->failures) {
-                report_error("--svg draws batches; it excludes --failures");
+                cli_error(PROG, "--svg draws batches; it excludes --failures");
                 return -EINVAL;
         }
         if (o->json + o->json_lines + o->raw > 1) {
-                report_error("--json, --json-lines and --raw exclude each other");
+                cli_error(PROG, "--json, --json-lines and --raw exclude each other");
                 return -EINVAL;
         }
         if (o->output) {
                 r = jr_columns_parse(o->failures, o->output, &o->columns, &o->n_columns, &bad, &bad_len);
                 if (r == -EINVAL)
-                        report_error("unknown column \"%.*s\" (--help lists them)", (int) bad_len, bad);
+                        cli_error(PROG, "unknown column \"%.*s\" (--help lists them)", (int) bad_len, bad);
                 if (r < 0)
                         return r;
         }
@@ -265,7 +234,7 @@ static int parse_argv(struct options *o, int argc, char **argv_in, FILE *out) {
                         return r;
         }
         if (optind < argc) {
-                report_error("unexpected argument \"%s\"", argv[optind]);
+                cli_error(PROG, "unexpected argument \"%s\"", argv[optind]);
                 return -EINVAL;
         }
         r = check_options(o);
@@ -274,15 +243,15 @@ static int parse_argv(struct options *o, int argc, char **argv_in, FILE *out) {
 
 static void log_read_error(const struct jr_query *q, const char *what, int r) {
         if (r == -ENOMEM)
-                log_oom();
+                cli_oom(PROG);
         else if (r == -ENODATA && streq(what, "find the boot"))
-                report_error("no such boot in the journal");
+                cli_error(PROG, "no such boot in the journal");
         else if (startswith(what, "open") && q->files && q->files[0])
-                report_error_errno(r, "cannot open journal file %s: %m", q->files[0]);
+                cli_error_errno(PROG, r, "cannot open journal file %s: %m", q->files[0]);
         else if (startswith(what, "open") && q->directory)
-                report_error_errno(r, "cannot open journal directory %s: %m", q->directory);
+                cli_error_errno(PROG, r, "cannot open journal directory %s: %m", q->directory);
         else
-                report_error_errno(r, "cannot %s: %m", what);
+                cli_error_errno(PROG, r, "cannot %s: %m", what);
 }
 
 /*
@@ -297,18 +266,18 @@ static int check_files(struct options *o, struct jr_files *files, bool *ret_part
 
         r = jr_files_check(q, files);
         if (r == -ENOMEM)
-                return log_oom();
+                return cli_oom(PROG);
         if (r < 0)
-                return report_error_errno(r, "cannot read %s%s: %m", q->directory ? "journal directory " : "", source);
+                return cli_error_errno(PROG, r, "cannot read %s%s: %m", q->directory ? "journal directory " : "", source);
         if (files->n_readable == 0 && files->n_denied + files->n_failed > 0) {
-                report_error_errno(files->first_error, "no journal files were opened due to %s (%s: %m)",
+                cli_error_errno(PROG, files->first_error, "no journal files were opened due to %s (%s: %m)",
                                    files->n_denied > 0 ? "insufficient permissions" : "errors", files->first_bad);
                 if (files->n_denied > 0 && !q->directory && !o->n_files)
-                        report_error("users in the groups 'adm' and 'systemd-journal' can read the system journal");
+                        cli_error(PROG, "users in the groups 'adm' and 'systemd-journal' can read the system journal");
                 return files->first_error;
         }
         if (files->n_denied + files->n_failed > 0) {
-                report_error_errno(files->first_error,
+                cli_error_errno(PROG, files->first_error,
                                    "%zu journal file%s not opened due to %s (%s: %m); the report covers the other %zu",
                                    files->n_denied + files->n_failed,
                                    files->n_denied + files->n_failed == 1 ? " was" : "s were",
@@ -316,7 +285,7 @@ static int check_files(struct options *o, struct jr_files *files, bool *ret_part
                                    files->n_readable);
                 *ret_partial = true;
         } else if (files->n_readable == 0)
-                fprintf(stderr, "No journal files were found.\n");
+                cli_error(NULL, "No journal files were found.");
         if (o->n_files > 0)
                 q->files = (const char *const *) files->readable;
         return 0;
@@ -328,7 +297,7 @@ static int read_records(const struct options *o, struct jr_records *rec) {
 
         r = jr_records_init(rec);
         if (r < 0)
-                return report_error_errno(r, "cannot create the C locale: %m");
+                return cli_error_errno(PROG, r, "cannot create the C locale: %m");
         rec->all_sources = o->all_sources;
         r = jr_read_journal(&o->query, rec, &what);
         if (r < 0) {
@@ -336,11 +305,11 @@ static int read_records(const struct options *o, struct jr_records *rec) {
                 return r;
         }
         if (rec->n_untrusted > 0)
-                report_error("left out %" PRIu64 " record%s with memonlined's MESSAGE_IDs that journald did not stamp "
+                cli_error(PROG, "left out %" PRIu64 " record%s with memonlined's MESSAGE_IDs that journald did not stamp "
                              "as memonlined's (--all-sources includes them)", rec->n_untrusted,
                              rec->n_untrusted == 1 ? "" : "s");
         r = jr_records_finish(rec);
-        return r < 0 ? log_oom() : 0;
+        return r < 0 ? cli_oom(PROG) : 0;
 }
 
 static int print_report(FILE *out, const struct options *o, const struct jr_view *v) {
@@ -349,7 +318,7 @@ static int print_report(FILE *out, const struct options *o, const struct jr_view
         if (o->failures) {
                 n = o->json_lines ? (ssize_t) jr_print_failures_json(out, v) : jr_print_failures(out, v);
                 if (n == 0 && v->format == JR_FORMAT_TEXT && !o->json_lines)
-                        fprintf(stderr, "No failed memory blocks found.\n");
+                        cli_error(NULL, "No failed memory blocks found.");
                 return n < 0 ? (int) n : 0;
         }
         if (o->json_lines) {
@@ -357,7 +326,7 @@ static int print_report(FILE *out, const struct options *o, const struct jr_view
                 return 0;
         }
         if (v->format == JR_FORMAT_TEXT && v->n_vis == 0 && v->records->n_devices == 0) {
-                fprintf(stderr, "No memonlined records found.\n");
+                cli_error(NULL, "No memonlined records found.");
                 return 0;
         }
         return jr_print_tables(out, v);
@@ -368,14 +337,14 @@ static int write_svg(const char *path, const struct jr_view *v) {
         int r;
 
         if (!f) {
-                report_error("cannot write %s: %m", path);
+                cli_error(PROG, "cannot write %s: %m", path);
                 return -EIO;
         }
         r = jr_write_svg(f, v);
         if (r < 0)
                 return r;
         if (fflush(f) != 0 || ferror(f)) {
-                report_error("cannot write %s: %m", path);
+                cli_error(PROG, "cannot write %s: %m", path);
                 return -EIO;
         }
         return 0;
@@ -403,9 +372,9 @@ static int render(FILE *out, const struct options *o, const struct jr_records *r
         if (r == -EIO)
                 return r;       /* said */
         if (r == -ENOMEM)
-                return log_oom();
+                return cli_oom(PROG);
         if (r < 0 || fflush(out) != 0 || ferror(out)) {
-                report_error_errno(r < 0 ? r : errno, "cannot write output: %m");
+                cli_error_errno(PROG, r < 0 ? r : errno, "cannot write output: %m");
                 return -EIO;
         }
         return 0;
@@ -425,7 +394,7 @@ int journal_report_main(int argc, char **argv, FILE *out) {
         setlocale(LC_CTYPE, "");
         r = parse_argv(&o, argc, argv, out);
         if (r == -ENOMEM) {
-                log_oom();
+                cli_oom(PROG);
                 return REPORT_EXIT_FAILURE;
         }
         if (r <= 0)

@@ -204,31 +204,22 @@ void loop_freep(struct loop **l) {
 
 /* ---- config ------------------------------------------------------------ */
 
-static void log_policy_error(const struct loop_config *cfg, const struct policy_error *e, int r) {
-        if (e->line > 0)
-                report_log(cfg->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s:%u: %s", e->file, e->line, e->reason);
-        else if (e->reason[0])
-                report_log(cfg->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s: %s", e->file, e->reason);
-        else
-                report_log_errno(cfg->reporter, LOG_ERR, MESSAGE_ID_CONFIG, r, "%s: %m", cfg->config_path);
-}
-
 int loop_load_policy(const struct loop_config *cfg, struct policy **ret) {
         struct policy_error err = {};
-        struct policy *p = NULL;
+        char message[POLICY_ERROR_MAX];
+        bool defaulted;
         int r;
 
-        r = policy_load(cfg->config_path, &p, &err);
-        if (r == -ENOENT && !cfg->config_explicit) {
-                r = policy_new_default(&p);
-                if (r < 0)
-                        return r;
-                report_log(cfg->reporter, LOG_INFO, NULL, "%s not found, using built-in defaults", cfg->config_path);
-        } else if (r < 0) {
-                log_policy_error(cfg, &err, r);
+        r = policy_load_or_default(cfg->config_path, cfg->config_explicit, ret, &defaulted, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                policy_error_format(&err, cfg->config_path, r, message, sizeof(message));
+                report_log(cfg->reporter, LOG_ERR, MESSAGE_ID_CONFIG, "%s", message);
                 return r;
         }
-        *ret = p;
+        if (defaulted)
+                report_log(cfg->reporter, LOG_INFO, NULL, "%s not found, using built-in defaults", cfg->config_path);
         return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include "cli-error.h"
 #include "coexist.h"
 #include "instance.h"
 #include "interface.h"
@@ -270,8 +271,7 @@ static int parse_argv(struct context *c, int argc, char **argv) {
                         break;
                 case ARG_LOG_TARGET:
                         if (log_target_from_string(optarg, &c->log_target) < 0) {
-                                fprintf(stderr, "memonlined: unknown log target \"%s\" (auto, journal, console)\n",
-                                        optarg);
+                                cli_error("memonlined", "unknown log target \"%s\" (auto, journal, console)", optarg);
                                 return -EINVAL;
                         }
                         break;
@@ -285,7 +285,7 @@ static int parse_argv(struct context *c, int argc, char **argv) {
                         return -EINVAL;
                 }
         if (optind < argc) {
-                fprintf(stderr, "memonlined: unexpected argument \"%s\"\n", argv[optind]);
+                cli_error("memonlined", "unexpected argument \"%s\"", argv[optind]);
                 return -EINVAL;
         }
         return 1;
@@ -334,23 +334,21 @@ int main(int argc, char **argv) {
 
         if (c.check_config) {
                 struct policy_error err = {};
+                char message[POLICY_ERROR_MAX];
                 struct policy *p = NULL;
+                bool defaulted;
 
-                r = policy_load(c.config_path, &p, &err);
-                if (r == -ENOENT && !c.config_explicit) {
-                        printf("%s: not found, the built-in defaults apply\n", c.config_path);
-                        return EXIT_SUCCESS;
-                }
+                r = policy_load_or_default(c.config_path, c.config_explicit, &p, &defaulted, &err);
                 if (r < 0) {
-                        if (err.line > 0)
-                                fprintf(stderr, "%s:%u: %s\n", err.file, err.line, err.reason);
-                        else
-                                fprintf(stderr, "%s: %s\n", err.file[0] ? err.file : c.config_path,
-                                        err.reason[0] ? err.reason : strerror(-r));
+                        policy_error_format(&err, c.config_path, r, message, sizeof(message));
+                        cli_error(NULL, "%s", message);
                         return EXIT_CONFIG;
                 }
-                printf("%s: OK\n", c.config_path);
                 policy_unref(p);
+                if (defaulted)
+                        printf("%s: not found, the built-in defaults apply\n", c.config_path);
+                else
+                        printf("%s: OK\n", c.config_path);
                 return EXIT_SUCCESS;
         }
 

@@ -1271,3 +1271,30 @@ int policy_load(const char *path, struct policy **ret, struct policy_error *ret_
         config_dropins_free(dropins, n_dropins);
         return parser_finish(&ps, ret, ret_error);
 }
+
+int policy_load_or_default(const char *path, bool explicit, struct policy **ret, bool *ret_defaulted,
+                           struct policy_error *ret_error) {
+        struct policy *p = NULL;
+        bool defaulted = false;
+        int r;
+
+        r = policy_load(path, &p, ret_error);
+        if (r == -ENOENT && !explicit) {
+                r = policy_new_default(&p);
+                defaulted = true;
+        }
+        if (r < 0)
+                return r;
+        *ret = p;
+        if (ret_defaulted)
+                *ret_defaulted = defaulted;
+        return 0;
+}
+
+void policy_error_format(const struct policy_error *e, const char *path, int error, char *buf, size_t size) {
+        if (e->line > 0)
+                snprintf(buf, size, "%s:%u: %s", e->file, e->line, e->reason);
+        else
+                snprintf(buf, size, "%s: %s", e->file[0] ? e->file : path,
+                         e->reason[0] ? e->reason : strerror(error < 0 ? -error : error));
+}

@@ -152,6 +152,25 @@ int policy_new_default(struct policy **ret);
  */
 int policy_load(const char *path, struct policy **ret, struct policy_error *ret_error);
 
+/*
+ * The daemon's, status's and --check-config's one way in: policy_load(),
+ * and for a missing file not named explicitly (-ENOENT, explicit false)
+ * the built-in defaults, *ret_defaulted then true. Logs nothing.
+ */
+int policy_load_or_default(const char *path, bool explicit, struct policy **ret, bool *ret_defaulted,
+                           struct policy_error *ret_error);
+
+/* Enough for any policy_error_format(). */
+#define POLICY_ERROR_MAX (sizeof(((struct policy_error *) NULL)->file) + \
+                          sizeof(((struct policy_error *) NULL)->reason) + 16)
+
+/*
+ * The one way a refused policy is put: "FILE:LINE: reason", or "FILE:
+ * reason" (path when e names no file; strerror(-error) when it gives no
+ * reason). policy_load() escaped what came from the file.
+ */
+void policy_error_format(const struct policy_error *e, const char *path, int error, char *buf, size_t size);
+
 /* The same for text in memory, named name in errors: for tests and fuzzing. */
 int policy_load_buffer(const char *name, const char *data, size_t size, struct policy **ret,
                        struct policy_error *ret_error);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include "cli-error.h"
 #include "interface.h"
 #include "metrics.h"
 #include "pmem-scan.h"
@@ -21,15 +22,7 @@
  */
 
 
-_printf_(1, 2) static void status_error(const char *format, ...) {
-        va_list ap;
-
-        fputs("memonlined status: ", stderr);
-        va_start(ap, format);
-        vfprintf(stderr, format, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-}
+#define PROG "memonlined status"
 
 struct options {
         const char *root;
@@ -58,20 +51,15 @@ static void options_done(struct options *o) {
  */
 static int load_policy(const char *path, bool explicit, struct policy **ret, char **ret_warning) {
         struct policy_error err = {};
+        char message[POLICY_ERROR_MAX];
         int r;
 
-        r = policy_load(path, ret, &err);
+        r = policy_load_or_default(path, explicit, ret, NULL, &err);
         if (r >= 0 || r == -ENOMEM)
                 return r;
-        if (r == -ENOENT && !explicit)
-                return policy_new_default(ret);
         /* policy_load() escaped the file name and reason: they are safe to print */
-        if (err.line > 0)
-                r = asprintf(ret_warning, "%s:%u: %s (using built-in defaults)", err.file, err.line, err.reason);
-        else
-                r = asprintf(ret_warning, "%s: %s (using built-in defaults)", err.file[0] ? err.file : path,
-                             err.reason[0] ? err.reason : strerror(-r));
-        if (r < 0) {
+        policy_error_format(&err, path, r, message, sizeof(message));
+        if (asprintf(ret_warning, "%s (using built-in defaults)", message) < 0) {
                 *ret_warning = NULL;
                 return -ENOMEM;
         }
@@ -142,7 +130,7 @@ static int parse_output(struct options *o, const char *arg) {
         if (colon) {
                 t = status_table_from_name(arg, (size_t) (colon - arg));
                 if (t < 0) {
-                        status_error("unknown table \"%.*s\" in -o (nodes, devices, dax, cxl, memdevs, nvdimm, "
+                        cli_error(PROG, "unknown table \"%.*s\" in -o (nodes, devices, dax, cxl, memdevs, nvdimm, "
                                      "namespaces)", (int) (colon - arg), arg);
                         return -EINVAL;
                 }
@@ -152,7 +140,7 @@ static int parse_output(struct options *o, const char *arg) {
         o->columns[t] = NULL;
         r = status_columns_parse(t, list, &o->columns[t], &o->n_columns[t], &bad, &bad_len);
         if (r == -EINVAL)
-                status_error("unknown column \"%.*s\" of the %s table (--help lists them)", (int) bad_len, bad,
+                cli_error(PROG, "unknown column \"%.*s\" of the %s table (--help lists them)", (int) bad_len, bad,
                              status_table_name(t));
         return r;
 }
@@ -164,7 +152,7 @@ static int parse_tables(struct options *o, const char *arg) {
                 int t = status_table_from_name(p, len);
 
                 if (t < 0) {
-                        status_error("unknown table \"%.*s\" (nodes, devices, dax, cxl, memdevs, nvdimm, namespaces)",
+                        cli_error(PROG, "unknown table \"%.*s\" (nodes, devices, dax, cxl, memdevs, nvdimm, namespaces)",
                                      (int) len, p);
                         return -EINVAL;
                 }
@@ -227,11 +215,11 @@ static int parse_argv(struct options *o, int argc, char **argv_in, FILE *out) {
                         return r;
         }
         if (optind < argc) {
-                status_error("unexpected argument \"%s\"", argv[optind]);
+                cli_error(PROG, "unexpected argument \"%s\"", argv[optind]);
                 return -EINVAL;
         }
         if (o->json + o->raw + o->prometheus > 1) {
-                status_error("--json, --raw and --prometheus exclude each other");
+                cli_error(PROG, "--json, --raw and --prometheus exclude each other");
                 return -EINVAL;
         }
         return 1;
@@ -346,13 +334,13 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
         setlocale(LC_CTYPE, "");
         r = parse_argv(&o, argc, argv, out);
         if (r == -ENOMEM)
-                status_error("out of memory");
+                cli_error(PROG, "out of memory");
         if (r <= 0)
                 return r == 0 ? STATUS_EXIT_SUCCESS : r == -ENOMEM ? STATUS_EXIT_FAILURE : STATUS_EXIT_USAGE;
 
         r = topology_load_full(o.root, TOPO_LOAD_NEED_MEMORY, &t, &terr);
         if (r < 0) {
-                status_error("cannot read the topology under %s: %s", o.root, terr.reason[0] ? terr.reason
+                cli_error(PROG, "cannot read the topology under %s: %s", o.root, terr.reason[0] ? terr.reason
                                                                                             : strerror(-r));
                 return STATUS_EXIT_FAILURE;
         }
@@ -362,9 +350,9 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
                 if (r >= 0 && (fflush(out) != 0 || ferror(out)))
                         r = -EIO;
                 if (r == -ENOMEM)
-                        status_error("out of memory");
+                        cli_error(PROG, "out of memory");
                 else if (r < 0)
-                        status_error("cannot write output: %s", strerror(-r));
+                        cli_error(PROG, "cannot write output: %s", strerror(-r));
                 return r < 0 ? STATUS_EXIT_FAILURE : r > 0 ? STATUS_EXIT_PARTIAL : STATUS_EXIT_SUCCESS;
         }
         r = refused = load_policy(o.config, o.config_explicit, &p, &s.policy_warning);
@@ -377,15 +365,15 @@ int status_main(int argc, char **argv, const char *sysfs_root, FILE *out) {
         if (r >= 0)
                 r = render(out, &o, &m, &s);
         if (r == -ENOMEM) {
-                status_error("out of memory");
+                cli_error(PROG, "out of memory");
                 return STATUS_EXIT_FAILURE;
         }
         if (r < 0 || fflush(out) != 0 || ferror(out)) {
-                status_error("cannot write output: %s", strerror(r < 0 ? -r : errno ?: EIO));
+                cli_error(PROG, "cannot write output: %s", strerror(r < 0 ? -r : errno ?: EIO));
                 return STATUS_EXIT_FAILURE;
         }
         /* With --raw, --json or --tables the output has no place for the warning: say it here. */
         if (refused > 0 && (o.raw || o.json || o.only_tables))
-                status_error("%s", s.policy_warning);
+                cli_error(PROG, "%s", s.policy_warning);
         return exit_status(&o, refused > 0, &m, &s);
 }

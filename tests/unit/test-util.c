@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "cli-error.h"
 #include "cpuset.h"
 #include "escape.h"
 #include "handoff.h"
@@ -727,9 +728,61 @@ static void test_handoff(void **state) {
         handoff_done(&t.h);
 }
 
+/* What cli_error() and its kin print on stderr, read back. */
+static char *stderr_of(void (*fn)(void)) {
+        char path[] = "/tmp/memonline-clierr-XXXXXX";
+        int fd = mkstemp(path), saved;
+        char *text = NULL;
+        size_t n = 0;
+        FILE *f;
+
+        assert_true(fd >= 0);
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        assert_true(saved >= 0);
+        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        fn();
+        fflush(stderr);
+        assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        close(saved);
+        close(fd);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        if (getdelim(&text, &n, '\0', f) < 0) {
+                free(text);
+                text = strdup("");
+        }
+        fclose(f);
+        unlink(path);
+        return text;
+}
+
+static int cli_returned;
+
+static void say_errors(void) {
+        errno = ENOENT;
+        cli_error("memonlined status", "cannot read %s: %m", "x");
+        cli_returned = cli_error_errno("memonlined report", EACCES, "cannot open: %m");
+        assert_int_equal(cli_error_errno(NULL, -EIO, "plain: %m"), -EIO);
+        assert_int_equal(cli_oom("memonlined"), -ENOMEM);
+        /* errno is the caller's again */
+        assert_int_equal(errno, ENOENT);
+}
+
+static void test_cli_error(void **state) {
+        _cleanup_free_ char *out = stderr_of(say_errors);
+
+        assert_int_equal(cli_returned, -EACCES);
+        assert_string_equal(out, "memonlined status: cannot read x: No such file or directory\n"
+                                 "memonlined report: cannot open: Permission denied\n"
+                                 "plain: Input/output error\n"
+                                 "memonlined: out of memory\n");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_handoff),
+                cmocka_unit_test(test_cli_error),
                 cmocka_unit_test(test_cpulist_roundtrip),
                 cmocka_unit_test(test_cpulist_contents),
                 cmocka_unit_test(test_cpulist_errors),

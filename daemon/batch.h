@@ -9,7 +9,7 @@
  * The batcher: block ids from add events collect until the settle window
  * passes with no new event, or max_wait after the first event. Ids are
  * deduplicated (add and online events for one block, rescans). Pure state
- * machine: the caller feeds it times and arms a timer for batch_deadline().
+ * machine: the caller feeds it times and arms a timer for batcher_deadline().
  */
 
 struct batcher {

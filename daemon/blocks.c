@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
-#include <limits.h>
 #include <unistd.h>
 #include "blocks.h"
 #include "string-table.h"
@@ -184,50 +183,4 @@ int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct 
         if (r < 0)
                 return r;
         return block_read_known(sysfs_root, block_size, id, state, node, ret);
-}
-
-int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state want, struct block_set *set) {
-        _cleanup_free_ uint64_t *ids = NULL;
-        size_t n_ids, n_before = set->n;
-        int r, skipped = 0;
-
-        /* Sorted by number: memory10 must come after memory9. */
-        r = sysfs_list_ids(sysfs_root, MEMORY_DIR, "memory", &ids, &n_ids);
-        if (r < 0)
-                return r;
-
-        for (size_t i = 0; i < n_ids; i++) {
-                enum block_state state;
-                struct mem_block b;
-                int node;
-
-                r = block_read_state(sysfs_root, ids[i], &state);
-                if (r >= 0 && want != BLOCK_STATE_UNKNOWN && state != want)
-                        continue;
-                if (r >= 0)
-                        r = block_read_node(sysfs_root, ids[i], &node);
-                if (r >= 0)
-                        r = block_read_known(sysfs_root, block_size, ids[i], state, node, &b);
-                if (r == -ENOENT)
-                        continue;       /* removed since readdir */
-                if (r == -ENOMEM)
-                        goto fail;
-                if (r < 0) {
-                        /* One unreadable block must not hide all the others; the caller hears of it. */
-                        if (skipped < INT_MAX)
-                                skipped++;
-                        continue;
-                }
-                if (GROW(set->blocks, set->allocated, set->n + 1) < 0) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                set->blocks[set->n++] = b;
-        }
-        return skipped;
-
-fail:
-        /* Leave the set as the caller gave it. */
-        set->n = n_before;
-        return r;
 }

@@ -89,11 +89,3 @@ int block_linked(const char *sysfs_root, uint64_t id);
 int block_read_known(const char *sysfs_root, uint64_t block_size, uint64_t id, enum block_state state, int node,
                      struct mem_block *ret);
 
-/*
- * Scan every memoryN; append the ones whose state matches want (or all
- * for BLOCK_STATE_UNKNOWN) to set, ascending by id. Blocks that vanish
- * mid-scan are left out. Blocks that cannot be read (EIO, EISDIR, ...)
- * are left out too and counted: returns that count (>= 0), or -errno
- * if the memory directory cannot be listed or memory runs out.
- */
-int blocks_scan(const char *sysfs_root, uint64_t block_size, enum block_state want, struct block_set *set);

@@ -82,7 +82,7 @@ int instance_lock(const char *dir, pid_t *ret_holder, struct instance **ret) {
         return 0;
 }
 
-void instance_unlock(struct instance *i) {
+static void instance_unlock(struct instance *i) {
         char target[sizeof(i->marker_target)];
         ssize_t n;
 

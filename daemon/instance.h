@@ -21,6 +21,5 @@ struct instance;
  */
 int instance_lock(const char *dir, pid_t *ret_holder, struct instance **ret);
 /* Removes the marker if it is still ours, and releases the lock. */
-void instance_unlock(struct instance *i);
 void instance_unlockp(struct instance **i);
 #define _cleanup_instance_ __attribute__((cleanup(instance_unlockp)))

@@ -126,7 +126,13 @@ static bool endswith(const char *s, const char *suffix) {
         return n >= m && streq(s + n - m, suffix);
 }
 
-bool jr_entry_from_memonlined(const struct jr_entry *e) {
+/*
+ * Did journald stamp the entry as memonlined's? Its trusted fields (a
+ * client cannot set fields that start with "_"): the service's unit, or
+ * the command name or executable run as root, so that another user's
+ * program named memonlined is not believed.
+ */
+static bool jr_entry_from_memonlined(const struct jr_entry *e) {
         bool root = e->have[JR_UID] && streq(e->v[JR_UID], "0");
 
         if (e->have[JR_SYSTEMD_UNIT] && streq(e->v[JR_SYSTEMD_UNIT], "memonlined.service"))

@@ -136,13 +136,6 @@ const char *jr_record_message_id(size_t i);
 /* After the last entry: hosts in name order (every table lists them alike), and their labels. */
 int jr_records_finish(struct jr_records *r);
 
-/*
- * Did journald stamp the entry as memonlined's? Its trusted fields (a
- * client cannot set fields that start with "_"): the service's unit, or
- * the command name or executable run as root, so that another user's
- * program named memonlined is not believed.
- */
-bool jr_entry_from_memonlined(const struct jr_entry *e);
 
 /* Batch totals; without its batch record (filtered out or lost), from the node records. */
 void jr_batch_totals(const struct jr_batch *b, struct jr_counters *ret);

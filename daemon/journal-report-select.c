@@ -7,7 +7,7 @@ bool jr_node_visible(const struct jr_filter *f, int node) {
         return f->node < 0 || node == f->node;
 }
 
-bool jr_batch_visible(const struct jr_records *r, const struct jr_filter *f, const struct jr_batch *b) {
+static bool jr_batch_visible(const struct jr_records *r, const struct jr_filter *f, const struct jr_batch *b) {
         if (f->device) {
                 const char *dev = b->device;
 

@@ -11,7 +11,6 @@ struct jr_filter {
 };
 
 bool jr_node_visible(const struct jr_filter *f, int node);
-bool jr_batch_visible(const struct jr_records *r, const struct jr_filter *f, const struct jr_batch *b);
 bool jr_failure_visible(const struct jr_records *r, const struct jr_filter *f, const struct jr_failure *x);
 /* A device (conversion) record: of the filtered device, and with --node, of a visible batch. */
 bool jr_device_visible(const struct jr_records *r, const struct jr_filter *f, const struct jr_device *d);

@@ -397,7 +397,7 @@ static int device_verdict(struct guard *g, const struct memdev *d, int node, str
                          "ratio guard: %s %s has memory in a kernel zone already, so all of it goes there",
                          memdev_kind_to_string(d->kind), d->name);
         } else if (o.movable > 0) {
-                return 0;               /* decided before: its rest is counted already (guard_init()) */
+                return 0;               /* decided before: its rest is counted already (guard_ratio()) */
         } else if (ratio_guard_allows(g->p, &g->rt, node, rest, 0, &why)) {
                 ratio_add_movable(&g->rt, node, rest);
                 return 0;

@@ -183,7 +183,7 @@ int pmem_read_cxl_attribution(const char *sysfs_root, const char *rel_dev, struc
 
 /* ---- every CXL region, with or without a dax device (memonlined status) ---- */
 
-void cxl_region_done(struct cxl_region *r) {
+static void cxl_region_done(struct cxl_region *r) {
         free(r->name);
         free(r->decoder);
         free(r->mode);

@@ -32,7 +32,6 @@ struct cxl_regions {
         int unreadable_error;           /* the first one's -errno */
 };
 
-void cxl_region_done(struct cxl_region *r);
 void cxl_regions_clear(struct cxl_regions *set);
 
 /*

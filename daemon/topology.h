@@ -13,7 +13,8 @@
  * The machine as sysfs describes it: nodes, CPUs, physical cores,
  * distances, HMAT initiators (machine.c), and the memory blocks with
  * what each node already has online per zone, for the MOVABLE:KERNEL
- * ratio guard (block-cache.c, which also loads, syncs and frees).
+ * ratio guard (block-cache.c, which also loads, syncs and frees). There
+ * is no topology.c: this is the header of both.
  */
 
 struct topo_node {

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include "cli-error.h"
 
-void cli_error_va(const char *prog, int error, const char *format, va_list ap) {
+_printf_(3, 0) static void cli_error_va(const char *prog, int error, const char *format, va_list ap) {
         int saved = errno;
 
         if (prog)

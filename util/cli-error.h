@@ -11,7 +11,6 @@
  * own logging is report.c's; this is for what runs at a terminal before
  * or instead of it: option errors, `memonlined report`, `memonlined status`.
  */
-_printf_(3, 0) void cli_error_va(const char *prog, int error, const char *format, va_list ap);
 /* errno is %m's. */
 _printf_(2, 3) void cli_error(const char *prog, const char *format, ...);
 /* Returns -error (error may be given either way). */

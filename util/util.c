@@ -6,7 +6,7 @@
 #include <time.h>
 #include "util.h"
 
-uint64_t now_nsec(void) {
+static uint64_t now_nsec(void) {
         struct timespec ts;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);

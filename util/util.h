@@ -76,9 +76,8 @@ uint64_t percentile_usec(const uint64_t *sorted, size_t n, unsigned pct);
 /* v in decimal at buf, which has room for 21 bytes; NUL-terminated. Returns the length. */
 size_t format_u64(char *buf, uint64_t v);
 
-/* CLOCK_MONOTONIC in microseconds / nanoseconds. */
+/* CLOCK_MONOTONIC in microseconds. */
 uint64_t now_usec(void);
-uint64_t now_nsec(void);
 /* CLOCK_REALTIME in microseconds: wall-clock time, for what leaves the process. */
 uint64_t realtime_usec(void);
 /* The process's CPU time (user + system) in microseconds; 0 if getrusage() fails. */

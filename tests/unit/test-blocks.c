@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "blocks.h"
+#include "blocks-scan.h"
 #include "fake-tree.h"
 #include "topology.h"
 #include "util.h"

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "cpuset.h"
+#include "blocks-scan.h"
 #include "fake-tree.h"
 #include "plan.h"
 #include "rules.h"

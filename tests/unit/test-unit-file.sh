@@ -100,6 +100,8 @@ check "every add event of the rule pulls in memonlined-hotplug.target, not the s
         test "$wants" = 'SYSTEMD_WANTS}+="memonlined-hotplug.target"'
 check "the service is wanted by memonlined-hotplug.target once enabled" \
         has_word "$(unit_value WantedBy)" memonlined-hotplug.target
+check "stopping the service stops the target too, so the next add starts it again" \
+        has_word "$(unit_value PropagatesStopTo)" memonlined-hotplug.target
 check "the target itself wants nothing" bash -c '! grep -qE "^(Wants|Requires|BindsTo)=" "$1"' _ "$TARGET"
 R=$T/enable-root
 mkdir -p "$R/usr/lib/systemd/system"

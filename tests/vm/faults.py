@@ -233,7 +233,9 @@ class FaultScenarios:
             # batch is waiting (3 s settle) when the hole block's turn comes.
             watcher = WATCH_FIRST_ONLINE % {"timeout": 120, "n": 128, "action": "true"}
             wr = self.vm.guest_exec(["/bin/bash", "-c", watcher], timeout=150)
-            self.check(wr.rc == 0, "the first batch was not seen writing: %s" % wr.out.strip())
+            # 6.12 with the warm pipeline may online all 128 before the first look (see below).
+            self.check(wr.rc == 0 or (wr.rc == 2 and self.tag == "6.12"),
+                       "the first batch was not seen writing: %s" % wr.out.strip())
             self.vm.hotplug_dimm(0, 512 * MiB)
             # The hole: the first batch's second block, last to be written and held.
             hole = sorted(first, key=lambda b: int(b[6:]))[1]
@@ -252,13 +254,20 @@ class FaultScenarios:
     ''' % {"blocks": " ".join(first), "hole": hole, "want": len(first) - 1}
             hr = self.vm.guest_exec(["/bin/bash", "-c", held], timeout=60)
             self.log("stop: %s" % hr.out.strip())
-            self.check(hr.rc == 0, "no moment with the hole block held: %s" % hr.out.strip())
+            # 6.12 with the warm pipeline: the first batch ends before the second
+            # DIMM's batch is queued, so no hold forms here (the stop path with a
+            # held block: 6.1 here, test-loop's test_held_block_onlined_at_stop).
+            # Then the batch must have written every block itself.
+            no_hold = hr.rc == 2 and self.tag == "6.12"
+            self.check(hr.rc == 0 or no_hold, "no moment with the hole block held: %s" % hr.out.strip())
+            if no_hold:
+                self.sh("systemctl stop memonlined")
             st = self.state()
             by = {b["block"]: b for b in st["blocks"]}
             self.check(by[hole]["state"] == "online", "the held block %s is %s after the clean stop"
                        % (hole, by[hole]["state"]))
             triggers = [self.field(b, "MEMONLINE_TRIGGER") for b in self.records("batch", cursor)]
-            self.check("stop" in triggers, "no batch record with trigger=stop: %s" % triggers)
+            self.check(no_hold or "stop" in triggers, "no batch record with trigger=stop: %s" % triggers)
             self.udev_start(True)
             self.sh("systemctl start memonlined")
             self.wait_active()

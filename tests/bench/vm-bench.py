@@ -791,6 +791,13 @@ def trial_estimate_s(kind, blocks):
     return (70 if kind == "nvdimm" else 60) + 0.06 * blocks
 
 
+def source_build():
+    """git describe of the tree this script is in ("unknown" outside git)."""
+    r = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty", "--abbrev=7"],
+                       capture_output=True, text=True, check=False)
+    return r.stdout.strip() or "unknown"
+
+
 def hms(secs):
     return "%dh%02dm" % (secs // 3600, secs % 3600 // 60)
 
@@ -833,6 +840,7 @@ def trial(a, c, s, rnd):
     r["host_load_after"] = round(os.getloadavg()[0], 2)
     r["other_qemus_after"] = other_qemus()
     r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    r["build"] = a.build
     return r
 
 
@@ -853,6 +861,9 @@ def main():
     ap.add_argument("--lock", default=None,
                     help="flock this file around each trial (released between trials)")
     ap.add_argument("--estimate", action="store_true", help="print the trials and their estimated wall time only")
+    ap.add_argument("--build", default=None,
+                    help="the build measured, recorded per trial (default: git describe of this source tree); "
+                         "the pooling rule never pools two builds")
     ap.add_argument("--memmap-on-memory", action="store_true",
                     help="boot guests with memory_hotplug.memmap_on_memory=1: the hot-added memory's memmap "
                          "goes into the blocks, not boot memory (kernels that support it for the hot-add)")
@@ -874,6 +885,8 @@ def main():
     ap.add_argument("--smoke", action="store_true",
                     help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster)")
     a = ap.parse_args()
+    if a.build is None:
+        a.build = source_build()
     env = image_env(a.image_dir)
     a.kver = env.get("KVER")
     a.kernel = kernel_tag(a.kver)

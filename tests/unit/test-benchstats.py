@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import benchstats  # noqa: E402
+import verdicts  # noqa: E402
 
 
 def check(cond, what):
@@ -100,6 +101,35 @@ def pooling():
           "a group keeps its failed trials; times are the successful ones across files")
 
 
+def claims():
+    def trial(contender, rnd, pos, last, first, ok=True):
+        return ("f", rnd * 3 + pos, {"contender": contender, "kind": "dimm", "blocks": 512, "kernel": "6.12",
+                                     "build": "b1", "ok": ok, "e2e_s": last, "first_block_s": first,
+                                     "round": rnd, "position": pos})
+    rows = []
+    for rnd in range(6):
+        order = benchstats.schedule(["memonlined", "kernel-auto-online", "udev-rule"], 6, seed="t")[rnd]
+        for pos, c in enumerate(order):
+            last = {"memonlined": 5.0, "kernel-auto-online": 10.0, "udev-rule": 10.0}[c] + 0.1 * rnd
+            # The first block: udev-rule as early as auto-online, memonlined later, each with spread.
+            first = {"memonlined": 4.0, "kernel-auto-online": 2.0, "udev-rule": 2.0}[c] + 0.3 * ((rnd * 7) % 5)
+            rows.append(trial(c, rnd, pos, last, first))
+    rows.append(trial("udev-rule", 6, 0, None, None, ok=False))
+    got = {r["contender"]: r for r in verdicts.claim_rows(benchstats.pool(rows))}
+    check(set(got) == {"memonlined", "kernel-auto-online", "udev-rule"}, "one claim row per contender")
+    m, u, ref = got["memonlined"], got["udev-rule"], got["kernel-auto-online"]
+    check(m["e2e_s_verdict"] == "faster" and m["e2e_s_ratio"]["hi"] < 1,
+          "half the reference's time, no overlap: faster (%.2f)" % m["e2e_s_ratio"]["ratio"])
+    check(m["first_block_s_verdict"] == "slower" and m["first_block_s_ratio"]["lo"] > 1,
+          "a later first block: slower")
+    check(u["e2e_s_verdict"] == "not told apart", "the same times as the reference: not told apart")
+    check(u["trials"] == 7 and u["ok"] == 6, "a failed trial counts in the group, not in its times")
+    check("e2e_s_verdict" not in ref and ref["reference"] == "kernel-auto-online", "the reference has no ratio")
+    check(m["positions"] == [0, 0, 1, 1, 2, 2], "the positions of a balanced period: each twice")
+    check(verdicts.verdict(None) == "no data", "no verdict without data")
+
+
 bootstrap()
 rotation()
 pooling()
+claims()

@@ -11,7 +11,8 @@ ratio of each contender's medians to the reference's (kernel-auto-online
 for DIMMs, cxl+kernel-auto-online for CXL regions, daxctl-online for
 NVDIMMs) with its bootstrap 95% interval, and the verdict the interval
 gives: "faster" (its upper end below 1), "slower" (its lower end above
-1), or "not told apart". The positions each contender took in its rounds
+1), or "not told apart"; none with fewer than 6 successful trials on
+either side. The positions each contender took in its rounds
 are printed too: a rotated campaign shows every position equally often.
 --plot-data writes "contender blocks median lo hi" rows of the time to
 the last block (then the same for the first block, contender suffixed
@@ -28,11 +29,14 @@ import benchstats  # noqa: E402
 
 REFERENCE = {"dimm": "kernel-auto-online", "cxl": "cxl+kernel-auto-online", "nvdimm": "daxctl-online"}
 MEASURES = (("e2e_s", "last block"), ("first_block_s", "first block"))
+MIN_TRIALS = 6
 
 
 def verdict(iv):
     if iv is None:
         return "no data"
+    if min(iv["n_num"], iv["n_den"]) < MIN_TRIALS:
+        return "no verdict (n < %d)" % MIN_TRIALS
     if iv["hi"] < 1:
         return "faster"
     if iv["lo"] > 1:

@@ -127,6 +127,8 @@ def claims():
     check("e2e_s_verdict" not in ref and ref["reference"] == "kernel-auto-online", "the reference has no ratio")
     check(m["positions"] == [0, 0, 1, 1, 2, 2], "the positions of a balanced period: each twice")
     check(verdicts.verdict(None) == "no data", "no verdict without data")
+    few = benchstats.bootstrap_ratio([1, 1.1, 1.2], [5, 5.1, 5.2])
+    check(verdicts.verdict(few).startswith("no verdict"), "no verdict from fewer than 6 trials a side")
 
 
 bootstrap()

@@ -3,8 +3,9 @@
 guest, one fresh guest per trial.
 
 Usage: vm-bench.py --image-dir DIR --out FILE.jsonl [--sizes 64,512,2048]
-                   [--repeat N] [--contenders a,b,...] [--nvdimm-sizes 64,512]
-                   [--cxl-sizes 32] [--smoke]
+                   [--rounds N] [--contenders a,b,...] [--nvdimm-sizes 64,512]
+                   [--cxl-sizes 32] [--smoke] [--seed S] [--resume] [--lock FILE]
+                   [--memmap-on-memory] [--estimate]
 
 The kernel is the image's (tests/vm/build-image.sh): Debian 12's 6.1,
 which leaves hot-added memory offline, or Debian 13's 6.12, which onlines
@@ -24,9 +25,13 @@ the return of lock_device_hotplug_sysfs with a non-zero value (the
 kernel's sleep-and-restart on hotplug lock contention), hot-adds the
 memory and waits until every new block is online. Times are the guest's
 CLOCK_MONOTONIC (trace_clock=mono): end to end = first
-add_memory_resource entry to the last online_pages return. Contenders are
-interleaved: every repeat runs every size and every contender before the
-next repeat starts. One JSON line per trial goes to --out. Guests boot
+add_memory_resource entry to the last online_pages return; the first
+block's online_pages return beside it (first_block_s). Contenders are
+rotated: every round runs every size and every contender once before the
+next round starts, in the order of a balanced design (benchstats.py:
+each contender in each position equally often), recorded per trial as
+round and position. One JSON line per trial goes to --out as it ends;
+--resume skips the trials it already holds. Guests boot
 with `quiet` (--guest-append): under TCG the emulated serial console
 stalls vCPUs while the kernel prints its hotplug messages.
 
@@ -43,6 +48,8 @@ onlines them or, with memonlined masked, the kernel's own auto-online.
 """
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -50,6 +57,8 @@ import subprocess
 import sys
 import time
 import traceback
+
+import benchstats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
@@ -60,6 +69,11 @@ BATCH_ID = "8a75c3204edc4026aea27aaeda486899"
 NODE_ID = "a251eb01963d4e9abecfe2f5aa23b7e8"
 GUEST_MEM_MIB = 6144       # room in the kernel zones for the memmap of 256 GiB (4 GiB)
 MAXMEM = "300G"
+# Host memory a trial takes besides the memmap (QEMU's RSS at 64 blocks is about 1.3 GiB), and a margin.
+GUEST_TOUCHED = 2 * GiB
+HOST_SLACK = 2 * GiB
+MEMTOTAL = r"sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo"
+MEMMAP_PARAM = "cat /sys/module/memory_hotplug/parameters/memmap_on_memory 2>/dev/null || echo unsupported"
 
 UDEV_RULE = 'SUBSYSTEM=="memory", ACTION=="add", ATTR{state}=="offline", ATTR{state}="online"\n'
 
@@ -110,6 +124,9 @@ echo 'p:bench/mkblk create_memory_block_devices' >> $T/kprobe_events 2>/dev/null
 echo 'p:bench/onl online_pages' >> $T/kprobe_events
 echo 'r:bench/onlr online_pages ret=$retval' >> $T/kprobe_events
 echo 'r:bench/lockr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
+# A state write's entry; the trigger turns the probe off after the first (the udev rule's restarts are 10^5).
+echo 'p:bench/wr lock_device_hotplug_sysfs' >> $T/kprobe_events
+echo 'disable_event:bench:wr:1' > $T/events/bench/wr/trigger 2>/dev/null || true
 # ACPI hot-add work holds device_hotplug_lock from before the add to after it.
 echo 'p:bench/acpi acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
 echo 'r:bench/acpir acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
@@ -237,9 +254,9 @@ def pct(sorted_vals, p):
 def parse_trace(text):
     """Times (s) of add entries, online_pages entries and returns, lock restarts."""
     ev = {"add": [], "addr": [], "mkblk": [], "onl": [], "onlr": [], "lockr": [], "acpi": [], "acpir": [],
-          "lockr_who": []}
+          "wr": [], "lockr_who": []}
     for line in text.splitlines():
-        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr|acpi|acpir):", line)
+        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr|acpi|acpir|wr):", line)
         if not m:
             continue
         if m.group(2) == "lockr":
@@ -254,6 +271,17 @@ def parse_trace(text):
     return ev
 
 
+def covered(spans, lo, hi):
+    """How much of [lo, hi] the union of SPANS ((start, end) pairs) covers."""
+    total, end = 0.0, lo
+    for a, b in sorted(spans):
+        a, b = max(a, end), min(b, hi)
+        if b > a:
+            total += b - a
+            end = b
+    return total
+
+
 def summarize_trace(ev, n_expected):
     r = {"trace_adds": len(ev["add"]), "trace_onlines": len(ev["onlr"]),
          "lock_restarts": len(ev["lockr"])}
@@ -262,6 +290,18 @@ def summarize_trace(ev, n_expected):
         r["e2e_s"] = round(ev["onlr"][-1] - t0, 4)
         if ev["onl"]:
             r["first_online_after_s"] = round(ev["onl"][0] - t0, 4)
+        # The first block online beside the last (e2e_s), and what bounds it: the adds' ends
+        # (each holds the hotplug lock) and the first state write's entry (none when the
+        # kernel onlined inside the add).
+        r["first_block_s"] = round(ev["onlr"][0] - t0, 4)
+        if ev["addr"]:
+            r["first_add_end_s"] = round(ev["addr"][0] - t0, 4)
+            r["add_end_s"] = round(ev["addr"][-1] - t0, 4)
+            r["kernel_online_after_add_s"] = round(sum(
+                b - a for a, b in zip(ev["onl"], ev["onlr"]) if a >= ev["addr"][-1]), 4)
+        writes = [t for t in ev["wr"] if t >= t0]
+        if writes:
+            r["first_write_s"] = round(writes[0] - t0, 4)
         r["adds_at_s"] = [round(t - t0, 4) for t in ev["add"]]
         r["adds_done_at_s"] = [round(t - t0, 4) for t in ev["addr"]]
         r["blocks_created_at_s"] = [round(t - t0, 4) for t in ev["mkblk"]]
@@ -283,6 +323,11 @@ def summarize_trace(ev, n_expected):
             [round(t - t0, 4), who, round((t - max([b for b in ends if b <= t], default=t0)) * 1e3, 1)]
             for t, who in ev["lockr_who"] if not any(a <= t <= b for a, b in spans)][:8]
         r["kernel_online_sum_s"] = round(sum(b - a for a, b in zip(ev["onl"], ev["onlr"])), 4)
+        if ev["onl"]:
+            # First online_pages entry to the last return, less the time an add (or the ACPI
+            # work around it) held the hotplug lock: the onlining phase proper.
+            lo, hi = ev["onl"][0], ev["onlr"][-1]
+            r["onlining_phase_s"] = round(hi - lo - covered(spans, lo, hi), 4)
         # Between one block's online_pages return and the next one's entry: userspace,
         # the rest of the write syscall, and handing over between writers.
         pairs = [((a - b) * 1e3, b - t0) for b, a in zip(ev["onlr"], ev["onl"][1:]) if a >= b]
@@ -348,6 +393,9 @@ def summarize_batches(recs, ev, node_recs=()):
          # Reading sysfs and planning before each batch's first write.
          "mo_prepare_usec": [g(j, "MEMONLINE_PREPARE_USEC") for j in recs],
          "mo_triggers": sorted({j.get("MEMONLINE_TRIGGER", "?") for j in recs})}
+    if any(j.get("MEMONLINE_FIRST_LATENCY_USEC") for j in recs):
+        # The daemon's own first event to first block online, per batch (builds that record it).
+        r["mo_first_latency_usec"] = [g(j, "MEMONLINE_FIRST_LATENCY_USEC") for j in recs]
     if blocks:
         r["mo_cpu_usec_per_block"] = round(r["mo_cpu_usec"] / blocks, 1)
     # Which zone each node's blocks went to, and from which CPUs.
@@ -369,7 +417,10 @@ def summarize_batches(recs, ev, node_recs=()):
 
 
 def host_headroom_ok(size, guest_mem_mib):
-    need = guest_mem_mib * MiB + size * 0.016 + 2 * GiB
+    """Only what the guest touches takes host memory: its boot working set and the
+    memmap of the hot-added memory (1/64 of it, in boot memory or, with
+    memory_hotplug.memmap_on_memory=1, in the blocks), besides QEMU's own."""
+    need = min(guest_mem_mib * MiB, GUEST_TOUCHED) + size // 64 + HOST_SLACK
     avail = 0
     for line in open("/proc/meminfo"):
         if line.startswith("MemAvailable:"):
@@ -377,10 +428,47 @@ def host_headroom_ok(size, guest_mem_mib):
     return avail >= need, avail, need
 
 
-def new_vm(args, append, cxl=()):
+def maxmem(size, guest_mem_mib):
+    """QEMU's maxmem: 300G as always, more when the hot-add would not fit (4096 blocks)."""
+    need = -(-(size + guest_mem_mib * MiB) // GiB) + 16
+    return MAXMEM if need <= int(MAXMEM[:-1]) else "%dG" % need
+
+
+def new_vm(args, append, cxl=(), size=0):
     append = " ".join(a for a in (append, args.guest_append) if a)
-    return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=MAXMEM, virtio_mem_size=0,
-              extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400, cxl=cxl)
+    return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=maxmem(size, args.guest_mem_mib),
+              virtio_mem_size=0, extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400, cxl=cxl)
+
+
+def memory_before(vm, res):
+    """The guest's memory set-up before the hot-add; returns MemTotal in KiB."""
+    res["guest_mem_mib"] = vm.mem_mib
+    res["maxmem"] = vm.maxmem
+    res["memmap_on_memory"] = vm.sh(MEMMAP_PARAM).out.strip()
+    return int(vm.sh(MEMTOTAL).out.strip())
+
+
+def memory_after(vm, res, before_kib, blocks):
+    """Where the memmap of the new blocks went: MemTotal grows by 128 MiB a block when it
+    is in boot memory, by 126 MiB when memmap_on_memory put it in the block itself."""
+    added = int(vm.sh(MEMTOTAL).out.strip()) - before_kib
+    res["mem_total_added_mib"] = round(added / 1024, 1)
+    if blocks:
+        per = (blocks * BLOCK // 1024 - added) / 1024 / blocks
+        res["memmap_in_block_mib"] = round(per, 2)
+        res["memmap_on_memory_effective"] = per > 1.0
+
+
+def qemu_peak_rss_mib(vm):
+    """QEMU's peak RSS on the host (VmHWM), None once it is gone."""
+    try:
+        with open("/proc/%d/status" % vm.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
 
 
 def kernel_fields(args, res, append):
@@ -440,6 +528,7 @@ def collect(args, vm, res, n, base, mono, records):
     res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
     if records:
         res.update(summarize_batches(batch_records(vm, mono), ev, batch_records(vm, mono, NODE_ID)))
+    res.update(floor(res))
     if records and args.daemon_debug:
         out = vm.sh("journalctl -b -u memonlined --no-pager -o cat | grep 'blocks prepared' || true",
                     check=False, timeout=120).out
@@ -447,6 +536,17 @@ def collect(args, vm, res, n, base, mono, records):
         if ev["add"]:
             res["mo_log"] = daemon_log(vm, mono, ev["add"][0])
     return got
+
+
+def floor(res):
+    """What an onliner with no cost of its own would take in this trial: the last add's
+    end, the event's trip to the daemon (event_delay_ms, known from memonlined's records
+    only) and the kernel's own online_pages time after that add (the twelfth campaign's
+    floor); {} where the trial does not tell."""
+    if "add_end_s" not in res or "event_delay_ms" not in res:
+        return {}
+    parts = [res["add_end_s"], res["event_delay_ms"] / 1e3, res["kernel_online_after_add_s"]]
+    return {"floor_s": round(sum(parts), 4), "floor_parts_s": [round(p, 4) for p in parts]}
 
 
 def daemon_log(vm, after_mono_usec, t0, limit=400):
@@ -467,6 +567,7 @@ def guarded(vm, res, body):
         res["guest_unresponsive"] = isinstance(e, (OSError, BootStalled))
         traceback.print_exc()
     finally:
+        res["host_rss_peak_mib"] = qemu_peak_rss_mib(vm)
         vm.close()
     return res
 
@@ -481,7 +582,7 @@ def run_dimm(args, name, blocks, rep):
     if not ok:
         res.update(ok=False, error="host headroom: %d MiB available, %d MiB needed" % (avail >> 20, need >> 20))
         return res
-    vm = new_vm(args, append)
+    vm = new_vm(args, append, size=size)
 
     def body():
         res["boot_s"] = round(vm.boot(), 1)
@@ -490,6 +591,7 @@ def run_dimm(args, name, blocks, rep):
         prepare(vm, conf, loop, args.daemon_debug)
         if not check_auto_online(vm, res, want, conf):
             return
+        mem_kib = memory_before(vm, res)
         base = int(vm.sh(COUNT_BLOCKS).out)
         last = int(vm.sh(LAST_BLOCK).out)
         step(vm, "%d blocks at boot, auto_online_blocks %s; arming the trace" % (base, res["auto_online_blocks"]))
@@ -512,6 +614,7 @@ def run_dimm(args, name, blocks, rep):
                 res["loop_error"] = (lr.err or lr.out)[-300:]
         res["zones"] = new_zones(vm, last)
         res["device_zones"] = device_zones(vm)
+        memory_after(vm, res, mem_kib, res["new_blocks"])
         res["ok"] = bool(got >= blocks and res["offline_left"] == 0 and res["new_blocks"] == blocks
                          and "e2e_s" in res)
         if not res["ok"]:
@@ -605,6 +708,7 @@ def run_cxl(args, name, blocks, rep):
         mem = vm.sh(CXL_MEMDEV, timeout=180).out.strip()
         if not mem.startswith("mem"):
             raise VMError("no CXL memdev in the guest (cxl list -M: %r)" % mem)
+        mem_kib = memory_before(vm, res)
         base = int(vm.sh(COUNT_BLOCKS).out)
         last = int(vm.sh(LAST_BLOCK).out)
         mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
@@ -621,6 +725,7 @@ def run_cxl(args, name, blocks, rep):
         res["blocks"] = n
         got = collect(args, vm, res, n, base, mono, conf is not None)
         res["zones"] = new_zones(vm, last)
+        memory_after(vm, res, mem_kib, res["new_blocks"])
         res["ok"] = bool(n > 0 and got >= n and res["offline_left"] == 0 and res["cxl_rc"] == 0
                          and res["new_blocks"] == n and "e2e_s" in res)
         if not res["ok"]:
@@ -660,6 +765,85 @@ def wait_quiet(limit):
         time.sleep(1)
 
 
+def points(contenders, big, sizes, nv_sizes, cxl_sizes):
+    """[(kind, blocks, [contenders])]: what each round measures, in order."""
+    plan = [("dimm", s, [c for c in contenders if c in DIMM_CONTENDERS and (s < 2048 or c in big)]) for s in sizes]
+    plan += [("nvdimm", s, [c for c in contenders if c in NVDIMM_CONTENDERS or c in NVDIMM_DIAG]) for s in nv_sizes]
+    plan += [("cxl", s, [c for c in contenders if c in CXL_CONTENDERS]) for s in cxl_sizes]
+    return [p for p in plan if p[2]]
+
+
+def trials_done(path):
+    """(kind, blocks, contender, round) of the trials already in PATH (--resume)."""
+    done = set()
+    if os.path.exists(path):
+        for line in open(path):
+            if line.startswith("{"):
+                r = json.loads(line)
+                if "round" in r and "contender" in r:
+                    done.add((r["kind"], r.get("blocks_requested", r.get("blocks")), r["contender"], r["round"]))
+    return done
+
+
+def trial_estimate_s(kind, blocks):
+    """A trial's wall time on this 2-core host, from the campaigns of docs/BENCHMARKS.md
+    (a boot and set-up of about a minute, then about 0.06 s a block under TCG)."""
+    return (70 if kind == "nvdimm" else 60) + 0.06 * blocks
+
+
+def source_build():
+    """git describe of the tree this script is in ("unknown" outside git)."""
+    r = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty", "--abbrev=7"],
+                       capture_output=True, text=True, check=False)
+    return r.stdout.strip() or "unknown"
+
+
+def hms(secs):
+    return "%dh%02dm" % (secs // 3600, secs % 3600 // 60)
+
+
+@contextlib.contextmanager
+def vm_lock(path):
+    """Hold PATH's flock for one trial (the host's one-guest-at-a-time rule), none without PATH."""
+    if not path:
+        yield
+        return
+    with open(path, "a") as f:
+        t = time.monotonic()
+        fcntl.flock(f, fcntl.LOCK_EX)
+        if time.monotonic() - t > 1:
+            log("  waited %d s for %s" % (time.monotonic() - t, path))
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def trial(a, c, s, rnd):
+    """One trial of contender C at S blocks on a fresh guest, with the host's state around it."""
+    waited, quiet = wait_quiet(a.wait_quiet)
+    t = time.monotonic()
+    load = os.getloadavg()[0]
+    run = run_dimm if c in DIMM_CONTENDERS else run_cxl if c in CXL_CONTENDERS else run_nvdimm
+    r = run(a, c, s, rnd)
+    if not r.get("ok") and r.get("guest_unresponsive"):
+        # Once, on a fresh guest; the first error stays in the record.
+        log("  guest stopped answering (%s); one more trial on a fresh guest" % r["error"])
+        first = r["error"]
+        r = run(a, c, s, rnd)
+        r["retry_of"] = first
+    r["trial_wall_s"] = round(time.monotonic() - t, 1)
+    r["guest_append"] = a.guest_append
+    # Other guests on this host distort TCG timings: keep the evidence.
+    r["host_load_before"] = round(load, 2)
+    r["waited_for_quiet_s"], r["host_quiet"] = waited, quiet
+    r["host_load_after"] = round(os.getloadavg()[0], 2)
+    r["other_qemus_after"] = other_qemus()
+    r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    r["build"] = a.build
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image-dir", required=True)
@@ -668,7 +852,21 @@ def main():
     ap.add_argument("--nvdimm-sizes", default="64,512")
     ap.add_argument("--cxl-sizes", default=None,
                     help="blocks of the CXL region (default 32 on an image with the cxl tool, none otherwise)")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", "--rounds", type=int, default=3,
+                    help="rounds: each runs every contender of every size once, in a balanced rotation")
+    ap.add_argument("--seed", default="bench",
+                    help="seed of the rotation (recorded per trial as schedule_seed, with round and position)")
+    ap.add_argument("--resume", action="store_true",
+                    help="skip the trials (contender, size, round) --out already holds")
+    ap.add_argument("--lock", default=None,
+                    help="flock this file around each trial (released between trials)")
+    ap.add_argument("--estimate", action="store_true", help="print the trials and their estimated wall time only")
+    ap.add_argument("--build", default=None,
+                    help="the build measured, recorded per trial (default: git describe of this source tree); "
+                         "the pooling rule never pools two builds")
+    ap.add_argument("--memmap-on-memory", action="store_true",
+                    help="boot guests with memory_hotplug.memmap_on_memory=1: the hot-added memory's memmap "
+                         "goes into the blocks, not boot memory (kernels that support it for the hot-add)")
     ap.add_argument("--contenders", default=",".join(ALL))
     ap.add_argument("--big-contenders", default="memonlined,kernel-auto-online,serial-loop,udev-rule",
                     help="contenders run at sizes >= 2048 (each trial there takes minutes)")
@@ -687,6 +885,8 @@ def main():
     ap.add_argument("--smoke", action="store_true",
                     help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster)")
     a = ap.parse_args()
+    if a.build is None:
+        a.build = source_build()
     env = image_env(a.image_dir)
     a.kver = env.get("KVER")
     a.kernel = kernel_tag(a.kver)
@@ -704,6 +904,9 @@ def main():
         a.contenders = ",".join(c for c in ALL if a.cxl or c not in CXL_CONTENDERS)
         a.guest_mem_mib = 2048
         a.wait_quiet = 0
+    if a.memmap_on_memory:
+        a.guest_append = " ".join(x for x in (a.guest_append, "memory_hotplug.memmap_on_memory=1") if x)
+    a.memmap_choice = "memmap_on_memory=1" if a.memmap_on_memory else "boot memory %d MiB" % a.guest_mem_mib
     log("guest kernel %s (%s), auto_online_blocks at boot: %s, CXL: %s"
         % (a.kernel, a.kver, a.boot_auto, "yes" if a.cxl else "no"))
     contenders = [c for c in a.contenders.split(",") if c]
@@ -714,54 +917,35 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",") if s]
     nv_sizes = [int(s) for s in a.nvdimm_sizes.split(",") if s]
     cxl_sizes = [int(s) for s in a.cxl_sizes.split(",") if s]
+    plan = points(contenders, big, sizes, nv_sizes, cxl_sizes)
+    scheds = {(kind, s): benchstats.schedule(cs, a.repeat, "%s/%s/%d" % (a.seed, kind, s)) for kind, s, cs in plan}
+    done = trials_done(a.out) if a.resume else set()
+    todo = [(rnd, pos, kind, s, c) for rnd in range(a.repeat) for kind, s, cs in plan
+            for pos, c in enumerate(scheds[(kind, s)][rnd]) if (kind, s, c, rnd) not in done]
+    log("%d trials to run (%d done before), about %s without waiting for the lock or a quiet host"
+        % (len(todo), len(done), hms(sum(trial_estimate_s(kind, s) for _, _, kind, s, _ in todo))))
+    for kind, s, cs in plan:
+        if a.repeat % benchstats.period(len(cs)):
+            log("note: %s at %d blocks: %d rounds of %d contenders are not a whole number of balanced periods (%d)"
+                % (kind, s, a.repeat, len(cs), benchstats.period(len(cs))))
+    if a.estimate:
+        return 0
     passed = failed = 0
     with open(a.out, "a") as out:
-        for rep in range(a.repeat):
-            trials = []
-            for s in sizes:
-                for c in contenders:
-                    if c in DIMM_CONTENDERS and (s < 2048 or c in big):
-                        trials.append((c, s))
-            for s in nv_sizes:
-                for c in contenders:
-                    if c in NVDIMM_CONTENDERS or c in NVDIMM_DIAG:
-                        trials.append((c, s))
-            for s in cxl_sizes:
-                for c in contenders:
-                    if c in CXL_CONTENDERS:
-                        trials.append((c, s))
-            # Interleave: rotate the order each repeat so no contender always goes first.
-            k = rep % max(1, len(trials))
-            trials = trials[k:] + trials[:k]
-            for c, s in trials:
-                log("repeat %d: %s, %d blocks" % (rep, c, s))
-                waited, quiet = wait_quiet(a.wait_quiet)
-                t = time.monotonic()
-                load = os.getloadavg()[0]
-                run = run_dimm if c in DIMM_CONTENDERS else run_cxl if c in CXL_CONTENDERS else run_nvdimm
-                r = run(a, c, s, rep)
-                if not r.get("ok") and r.get("guest_unresponsive"):
-                    # Once, on a fresh guest; the first error stays in the record.
-                    log("  guest stopped answering (%s); one more trial on a fresh guest" % r["error"])
-                    first = r["error"]
-                    r = run(a, c, s, rep)
-                    r["retry_of"] = first
-                r["trial_wall_s"] = round(time.monotonic() - t, 1)
-                r["guest_append"] = a.guest_append
-                # Other guests on this host distort TCG timings: keep the evidence.
-                r["host_load_before"] = round(load, 2)
-                r["waited_for_quiet_s"], r["host_quiet"] = waited, quiet
-                r["host_load_after"] = round(os.getloadavg()[0], 2)
-                r["other_qemus_after"] = other_qemus()
-                r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-                out.write(json.dumps(r, sort_keys=True) + "\n")
-                out.flush()
-                log("  -> %s e2e=%s s restarts=%s %s" % ("ok" if r.get("ok") else "FAILED", r.get("e2e_s"),
-                                                       r.get("lock_restarts"), r.get("error", "")))
-                if r.get("ok"):
-                    passed += 1
-                else:
-                    failed += 1
+        for rnd, pos, kind, s, c in todo:
+            log("round %d, position %d: %s, %d blocks" % (rnd, pos, c, s))
+            with vm_lock(a.lock):
+                r = trial(a, c, s, rnd)
+            r.update(round=rnd, position=pos, schedule_seed=a.seed, memmap_choice=a.memmap_choice)
+            out.write(json.dumps(r, sort_keys=True) + "\n")
+            out.flush()
+            log("  -> %s e2e=%s s first block %s s restarts=%s %s" % (
+                "ok" if r.get("ok") else "FAILED", r.get("e2e_s"), r.get("first_block_s"),
+                r.get("lock_restarts"), r.get("error", "")))
+            if r.get("ok"):
+                passed += 1
+            else:
+                failed += 1
     print("vm-bench: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Every benchmark data file docs/BENCHMARKS.md names (tests/bench/data/NAME,
 # a glob of them, or a bare dated NAME.jsonl) is in the tree and in
-# BENCH_DIST, so `make dist` ships what the page cites; and every file in
-# tests/bench/data is in BENCH_DIST. Under distcheck the tree is the
+# BENCH_DIST, so `make dist` ships what the page cites; every file in
+# tests/bench/data is in BENCH_DIST; and the bench's statistics
+# (test-benchstats.py) hold. Under distcheck the tree is the
 # unpacked tarball. Prints TAP. BENCH_DIST comes from make check.
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -50,6 +51,14 @@ for f in $(printf '%s\n' "${files[@]}" | sort -u); do
                 not_ok "$f is in the tree and in BENCH_DIST (no such file)"
         fi
 done
+
+# The bench's statistics and trial schedule (tests/bench/benchstats.py).
+while read -r res what; do
+        case $res in
+        ok) ok "benchstats: ${what#- }" ;;
+        *) not_ok "benchstats: ${what#ok - }" ;;
+        esac
+done < <(python3 "$top_srcdir/tests/unit/test-benchstats.py" 2>&1 || echo "not ok - test-benchstats.py failed")
 
 # Committed data that the tarball would leave out.
 for f in "$top_srcdir/$DATA"/*; do

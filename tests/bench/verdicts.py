@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The claims of a rotated campaign, by the pooling rule of
+docs/BENCHMARKS.md ("Pooling rule"), from vm-bench.py's JSON lines.
+
+Usage: verdicts.py FILE_OR_DIR [...] [--json] [--plot-data FILE.dat]
+
+Per case (build, kernel, kind, blocks) and contender: the trials (ok of
+all), the median time to the last block (e2e_s) and to the first
+(first_block_s) with a bootstrap 95% interval of each median, then the
+ratio of each contender's medians to the reference's (kernel-auto-online
+for DIMMs, cxl+kernel-auto-online for CXL regions, daxctl-online for
+NVDIMMs) with its bootstrap 95% interval, and the verdict the interval
+gives: "faster" (its upper end below 1), "slower" (its lower end above
+1), or "not told apart"; none with fewer than 6 successful trials on
+either side. The positions each contender took in its rounds
+are printed too: a rotated campaign shows every position equally often.
+--plot-data writes "contender blocks median lo hi" rows of the time to
+the last block (then the same for the first block, contender suffixed
+":first") for gnuplot (plot-scaling.sh).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchstats  # noqa: E402
+
+REFERENCE = {"dimm": "kernel-auto-online", "cxl": "cxl+kernel-auto-online", "nvdimm": "daxctl-online"}
+MEASURES = (("e2e_s", "last block"), ("first_block_s", "first block"))
+MIN_TRIALS = 6
+
+
+def verdict(iv):
+    if iv is None:
+        return "no data"
+    if min(iv["n_num"], iv["n_den"]) < MIN_TRIALS:
+        return "no verdict (n < %d)" % MIN_TRIALS
+    if iv["hi"] < 1:
+        return "faster"
+    if iv["lo"] > 1:
+        return "slower"
+    return "not told apart"
+
+
+def cases(groups):
+    """{(build, kernel, kind, blocks): {contender: trials}}"""
+    out = {}
+    for key, trials in groups.items():
+        out.setdefault(key[:4], {})[key[4]] = trials
+    return out
+
+
+def claim_rows(groups):
+    """One dict per (case, contender), the reference's own row included."""
+    rows = []
+    for case, by_contender in sorted(cases(groups).items(), key=lambda kv: tuple(map(str, kv[0]))):
+        build, kernel, kind, blocks = case
+        ref = by_contender.get(REFERENCE.get(kind))
+        for contender, trials in sorted(by_contender.items()):
+            row = {"build": build, "kernel": kernel, "kind": kind, "blocks": blocks, "contender": contender,
+                   "reference": REFERENCE.get(kind), "trials": len(trials),
+                   "ok": sum(1 for _, _, r in trials if r.get("ok")),
+                   "positions": sorted(r.get("position") for _, _, r in trials
+                                       if isinstance(r.get("position"), int))}
+            for field, _ in MEASURES:
+                vals = benchstats.times(trials, field)
+                row[field] = benchstats.bootstrap_median(vals)
+                if ref is not None and contender != REFERENCE.get(kind):
+                    iv = benchstats.bootstrap_ratio(vals, benchstats.times(ref, field))
+                    row[field + "_ratio"] = iv
+                    row[field + "_verdict"] = verdict(iv)
+            rows.append(row)
+    return rows
+
+
+def fmt_median(m):
+    return "-" if m is None else "%.2f s (%.2f-%.2f)" % (m["median"], m["lo"], m["hi"])
+
+
+def fmt_ratio(iv):
+    return "-" if iv is None else "%.2f × (%.2f-%.2f)" % (iv["ratio"], iv["lo"], iv["hi"])
+
+
+def print_markdown(rows):
+    last = None
+    for row in rows:
+        case = (row["build"], row["kernel"], row["kind"], row["blocks"])
+        if case != last:
+            last = case
+            print("\n#### %s, %s, %s blocks (build %s; ratios against %s)\n"
+                  % (row["kernel"], row["kind"], row["blocks"], row["build"], row["reference"]))
+            print("| contender | trials ok | last block, median (95%) | ratio (95%) | verdict "
+                  "| first block, median (95%) | ratio (95%) | verdict | positions |")
+            print("|---|---|---|---|---|---|---|---|---|")
+        print("| %s | %d of %d | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["contender"], row["ok"], row["trials"],
+            fmt_median(row["e2e_s"]), fmt_ratio(row.get("e2e_s_ratio")), row.get("e2e_s_verdict", "reference"),
+            fmt_median(row["first_block_s"]), fmt_ratio(row.get("first_block_s_ratio")),
+            row.get("first_block_s_verdict", "reference"),
+            ",".join(str(p) for p in row["positions"]) or "-"))
+
+
+def write_plot_data(rows, path):
+    with open(path, "w") as f:
+        for field, suffix in (("e2e_s", ""), ("first_block_s", ":first")):
+            for row in sorted(rows, key=lambda r: (r["contender"], r["blocks"])):
+                m = row[field]
+                if m is not None and row["kind"] == "dimm":
+                    f.write("%s%s %d %.4f %.4f %.4f\n" % (row["contender"], suffix, row["blocks"],
+                                                         m["median"], m["lo"], m["hi"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--json", action="store_true", help="one JSON object per row instead of Markdown")
+    ap.add_argument("--plot-data")
+    a = ap.parse_args()
+    rows = claim_rows(benchstats.pool(benchstats.load(benchstats.trial_files(a.paths))))
+    if not rows:
+        print("verdicts: no trials in %s" % " ".join(a.paths), file=sys.stderr)
+        return 1
+    if a.json:
+        for row in rows:
+            print(json.dumps(row, sort_keys=True))
+    else:
+        print_markdown(rows)
+    if a.plot_data:
+        write_plot_data(rows, a.plot_data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Checks of tests/bench/benchstats.py, one "ok - ..." or "not ok - ..."
+line each (test-bench-data.sh numbers them as TAP)."""
+
+import itertools
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import benchstats  # noqa: E402
+import verdicts  # noqa: E402
+
+
+def check(cond, what):
+    print("%s - %s" % ("ok" if cond else "not ok", what))
+
+
+def exact_median_dist(vals):
+    """{median: probability} over every resample with replacement of VALS."""
+    n, dist = len(vals), {}
+    for idx in itertools.product(range(n), repeat=n):
+        m = statistics.median(vals[i] for i in idx)
+        dist[m] = dist.get(m, 0) + 1
+    return {m: c / n ** n for m, c in dist.items()}
+
+
+def exact_interval(num, den, level=0.95):
+    """The percentile interval of the exact bootstrap distribution of
+    median(num*)/median(den*), num and den resampled independently."""
+    ratios = {}
+    for a, pa in exact_median_dist(num).items():
+        for b, pb in exact_median_dist(den).items():
+            ratios[a / b] = ratios.get(a / b, 0) + pa * pb
+    cdf, lo, hi = 0.0, None, None
+    for r in sorted(ratios):
+        cdf += ratios[r]
+        if lo is None and cdf > (1 - level) / 2:
+            lo = r
+        if hi is None and cdf >= 1 - (1 - level) / 2:
+            hi = r
+    return lo, hi
+
+
+def bootstrap():
+    # A dataset whose exact bootstrap interval sits well inside its atoms.
+    num, den = [9.0, 10.0, 11.0, 12.0, 30.0], [4.0, 5.0, 6.0, 6.5, 7.0]
+    got = benchstats.bootstrap_ratio(num, den)
+    check(got["ratio"] == 11.0 / 6.0, "ratio of medians 11/6")
+    check((got["lo"], got["hi"]) == exact_interval(num, den),
+          "bootstrap interval %r equals the exact bootstrap's %r" % ((got["lo"], got["hi"]), exact_interval(num, den)))
+    check(got["resamples"] >= 10000 and got["level"] == 0.95, "10000 resamples, 95 %")
+    # Fixed seed: the same answer every run, and the known one for this dataset.
+    check(benchstats.bootstrap_ratio(num, den) == got, "bootstrap is reproducible (fixed seed)")
+    fixed = benchstats.bootstrap_ratio([10, 12, 11, 13, 30, 11], [5, 6, 5.5, 7, 6, 5])
+    check((fixed["ratio"], round(fixed["lo"], 4), round(fixed["hi"], 4)) == (2.0, 1.7143, 3.9048),
+          "known interval on the fixed dataset: 2.00 [1.7143, 3.9048], got %.2f [%.4f, %.4f]"
+          % (fixed["ratio"], fixed["lo"], fixed["hi"]))
+    # Resampled independently: equal sets still give an interval around 1, not [1, 1].
+    same = benchstats.bootstrap_ratio([1, 2, 3, 4, 5], [1, 2, 3, 4, 5])
+    check(same["lo"] < 1 < same["hi"], "numerator and denominator resampled independently")
+    check(benchstats.bootstrap_ratio([], [1]) is None and benchstats.bootstrap_ratio([1], []) is None,
+          "no interval without data")
+    m = benchstats.bootstrap_median([3.0, 1.0, 2.0])
+    check(m["median"] == 2.0 and m["lo"] == 1.0 and m["hi"] == 3.0, "bootstrap median of 1,2,3: 2 [1, 3]")
+
+
+def rotation():
+    for k in range(2, 8):
+        names = ["c%d" % i for i in range(k)]
+        p = benchstats.period(k)
+        for rounds in (p, 2 * p):
+            s = benchstats.schedule(names, rounds, seed=k)
+            check(len(s) == rounds and all(sorted(r) == names for r in s),
+                  "%d contenders, %d rounds: each round runs each contender once" % (k, rounds))
+            pos = benchstats.position_counts(s)
+            check(all(c == [rounds // k] * k for c in pos.values()),
+                  "%d contenders, %d rounds: each in each position %d times" % (k, rounds, rounds // k))
+            carry = benchstats.carryover_counts(s)
+            check(len(carry) == k * (k - 1) and len(set(carry.values())) == 1,
+                  "%d contenders, %d rounds: each follows each other equally often" % (k, rounds))
+    s6 = benchstats.schedule(["memonlined", "kernel-auto-online", "serial-loop"], 6, seed=1)
+    check(s6 == benchstats.schedule(["memonlined", "kernel-auto-online", "serial-loop"], 6, seed=1),
+          "the schedule is the same for the same seed (a resumed campaign keeps it)")
+
+
+def pooling():
+    rows = [("a", 1, {"contender": "x", "kind": "dimm", "blocks_requested": 64, "kernel": "6.12", "build": "b1",
+                      "ok": True, "e2e_s": 1.0}),
+            ("a", 2, {"contender": "x", "kind": "dimm", "blocks_requested": 64, "kernel": "6.12", "build": "b1",
+                      "ok": False}),
+            ("b", 1, {"contender": "x", "kind": "dimm", "blocks_requested": 64, "kernel": "6.12", "build": "b1",
+                      "ok": True, "e2e_s": 2.0}),
+            ("b", 2, {"contender": "x", "kind": "dimm", "blocks_requested": 64, "kernel": "6.12", "build": "b2",
+                      "ok": True, "e2e_s": 9.0}),
+            ("b", 3, {"bench": "machine"})]
+    g = benchstats.pool(rows)
+    k1 = ("b1", "6.12", "dimm", 64, "x")
+    check(sorted(g) == sorted([k1, ("b2", "6.12", "dimm", 64, "x")]), "pooled by build, kernel, kind, blocks, contender")
+    check(len(g[k1]) == 3 and benchstats.times(g[k1], "e2e_s") == [1.0, 2.0],
+          "a group keeps its failed trials; times are the successful ones across files")
+
+
+def claims():
+    def trial(contender, rnd, pos, last, first, ok=True):
+        return ("f", rnd * 3 + pos, {"contender": contender, "kind": "dimm", "blocks": 512, "kernel": "6.12",
+                                     "build": "b1", "ok": ok, "e2e_s": last, "first_block_s": first,
+                                     "round": rnd, "position": pos})
+    rows = []
+    for rnd in range(6):
+        order = benchstats.schedule(["memonlined", "kernel-auto-online", "udev-rule"], 6, seed="t")[rnd]
+        for pos, c in enumerate(order):
+            last = {"memonlined": 5.0, "kernel-auto-online": 10.0, "udev-rule": 10.0}[c] + 0.1 * rnd
+            # The first block: udev-rule as early as auto-online, memonlined later, each with spread.
+            first = {"memonlined": 4.0, "kernel-auto-online": 2.0, "udev-rule": 2.0}[c] + 0.3 * ((rnd * 7) % 5)
+            rows.append(trial(c, rnd, pos, last, first))
+    rows.append(trial("udev-rule", 6, 0, None, None, ok=False))
+    got = {r["contender"]: r for r in verdicts.claim_rows(benchstats.pool(rows))}
+    check(set(got) == {"memonlined", "kernel-auto-online", "udev-rule"}, "one claim row per contender")
+    m, u, ref = got["memonlined"], got["udev-rule"], got["kernel-auto-online"]
+    check(m["e2e_s_verdict"] == "faster" and m["e2e_s_ratio"]["hi"] < 1,
+          "half the reference's time, no overlap: faster (%.2f)" % m["e2e_s_ratio"]["ratio"])
+    check(m["first_block_s_verdict"] == "slower" and m["first_block_s_ratio"]["lo"] > 1,
+          "a later first block: slower")
+    check(u["e2e_s_verdict"] == "not told apart", "the same times as the reference: not told apart")
+    check(u["trials"] == 7 and u["ok"] == 6, "a failed trial counts in the group, not in its times")
+    check("e2e_s_verdict" not in ref and ref["reference"] == "kernel-auto-online", "the reference has no ratio")
+    check(m["positions"] == [0, 0, 1, 1, 2, 2], "the positions of a balanced period: each twice")
+    check(verdicts.verdict(None) == "no data", "no verdict without data")
+    few = benchstats.bootstrap_ratio([1, 1.1, 1.2], [5, 5.1, 5.2])
+    check(verdicts.verdict(few).startswith("no verdict"), "no verdict from fewer than 6 trials a side")
+
+
+bootstrap()
+rotation()
+pooling()
+claims()

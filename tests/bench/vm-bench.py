@@ -124,13 +124,14 @@ echo 'p:bench/mkblk create_memory_block_devices' >> $T/kprobe_events 2>/dev/null
 echo 'p:bench/onl online_pages' >> $T/kprobe_events
 echo 'r:bench/onlr online_pages ret=$retval' >> $T/kprobe_events
 echo 'r:bench/lockr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
-# A state write's entry; the trigger turns the probe off after the first (the udev rule's restarts are 10^5).
-echo 'p:bench/wr lock_device_hotplug_sysfs' >> $T/kprobe_events
-echo 'disable_event:bench:wr:1' > $T/events/bench/wr/trigger 2>/dev/null || true
+# A state write that took the hotplug lock (one per write; the restarts are lockr's). A trigger
+# that disables a probe on its own first hit records nothing: it fires before the record.
+echo 'r:bench/wr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
 # ACPI hot-add work holds device_hotplug_lock from before the add to after it.
 echo 'p:bench/acpi acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
 echo 'r:bench/acpir acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
 echo 'ret != 0' > $T/events/bench/lockr/filter
+echo 'ret == 0' > $T/events/bench/wr/filter
 echo mono > $T/trace_clock
 echo 16384 > $T/buffer_size_kb
 echo > $T/trace
@@ -291,8 +292,9 @@ def summarize_trace(ev, n_expected):
         if ev["onl"]:
             r["first_online_after_s"] = round(ev["onl"][0] - t0, 4)
         # The first block online beside the last (e2e_s), and what bounds it: the adds' ends
-        # (each holds the hotplug lock) and the first state write's entry (none when the
-        # kernel onlined inside the add).
+        # (each holds the hotplug lock), the first state write's first try (first_try_s, a
+        # restart or the lock taken) and the first write that took the lock (first_write_s);
+        # neither when the kernel onlined inside the add.
         r["first_block_s"] = round(ev["onlr"][0] - t0, 4)
         if ev["addr"]:
             r["first_add_end_s"] = round(ev["addr"][0] - t0, 4)
@@ -302,6 +304,9 @@ def summarize_trace(ev, n_expected):
         writes = [t for t in ev["wr"] if t >= t0]
         if writes:
             r["first_write_s"] = round(writes[0] - t0, 4)
+        tries = [t for t in ev["wr"] + ev["lockr"] if t >= t0]
+        if tries:
+            r["first_try_s"] = round(min(tries) - t0, 4)
         r["adds_at_s"] = [round(t - t0, 4) for t in ev["add"]]
         r["adds_done_at_s"] = [round(t - t0, 4) for t in ev["addr"]]
         r["blocks_created_at_s"] = [round(t - t0, 4) for t in ev["mkblk"]]

@@ -22,6 +22,8 @@ import random
 import statistics
 
 BOOT_SEED = 20261205
+# What each kind of hot-add is compared with: the kernel's (or daxctl's) own onlining.
+REFERENCE = {"dimm": "kernel-auto-online", "nvdimm": "daxctl-online", "cxl": "cxl+kernel-auto-online"}
 RESAMPLES = 10000
 LEVEL = 0.95
 

@@ -14,11 +14,13 @@ and CPU per block; then the targets.
 """
 
 import json
+import os
 import statistics
 import sys
 from collections import defaultdict
 
-FLOOR = {"dimm": "kernel-auto-online", "nvdimm": "daxctl-online", "cxl": "cxl+kernel-auto-online"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchstats import REFERENCE as FLOOR  # noqa: E402
 
 
 def kernel(r):

@@ -27,7 +27,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchstats  # noqa: E402
 
-REFERENCE = {"dimm": "kernel-auto-online", "cxl": "cxl+kernel-auto-online", "nvdimm": "daxctl-online"}
+REFERENCE = benchstats.REFERENCE
 MEASURES = (("e2e_s", "last block"), ("first_block_s", "first block"))
 MIN_TRIALS = 6
 

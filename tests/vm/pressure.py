@@ -83,14 +83,14 @@ class PressureScenarios:
 
     def start_hog(self, secs=300):
         self.sh("mkdir -p /run/memonlined-test && rm -f %s /run/memonlined-test/hog-stop" % HOG_STATE)
-        self.huge_mib = self.reserve_huge_pages()
+        huge = self.reserve_huge_pages()
         pid = self.vm.guest_exec_start(["/bin/bash", "-c", HOG, "hog", str(HOG_TARGET_MIB), str(secs)],
                                        timeout=secs + 60)
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             held, avail = self.hog_state()
             if held and avail <= 64:
-                return pid, held
+                return pid, held, huge
             time.sleep(1)
         self.stop_hog(pid)
         self.check(False, "the hog could not bring MemAvailable down to 64 MiB (held %d MiB, %d MiB available)"
@@ -116,7 +116,7 @@ class PressureScenarios:
         restarted, and the hog grows into the new memory."""
         kills, ids = self.oom_kills(), self.daemon_ids()
         cursor = self.cursor()
-        pid, held = self.start_hog()
+        pid, held, huge = self.start_hog()
         try:
             _, avail = self.hog_state()
             secs, new = self.timed_online(add, n)
@@ -138,7 +138,7 @@ class PressureScenarios:
         self.check(not fails, "failure records under pressure: %d" % len(fails))
         # Printed always: docs/RELIABILITY.md quotes these.
         print("  %s %s: %d blocks online in %.1f s at %d MiB available (huge pages %d MiB, hog %d MiB, grew %d MiB "
-              "into them); %.1f s without pressure" % (self.tag, what, n, secs, avail, self.huge_mib, held, grown,
+              "into them); %.1f s without pressure" % (self.tag, what, n, secs, avail, huge, held, grown,
                                                         baseline), flush=True)
         return new
 

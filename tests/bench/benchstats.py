@@ -120,6 +120,14 @@ def bootstrap_ratio(num, den, resamples=RESAMPLES, seed=BOOT_SEED, level=LEVEL):
             "resamples": resamples, "seed": seed, "level": level}
 
 
+def percentile(vals, p):
+    """The nearest-rank P-th percentile of VALS (None when empty)."""
+    vals = sorted(vals)
+    if not vals:
+        return None
+    return vals[max(0, min(len(vals) - 1, -(-len(vals) * p // 100) - 1))]
+
+
 def bootstrap_median(vals, resamples=RESAMPLES, seed=BOOT_SEED, level=LEVEL):
     """median(vals) and its percentile bootstrap interval (for error bars)."""
     vals = list(vals)

@@ -17,6 +17,11 @@ are printed too: a rotated campaign shows every position equally often.
 --plot-data writes "contender blocks median lo hi" rows of the time to
 the last block (then the same for the first block, contender suffixed
 ":first") for gnuplot (plot-scaling.sh).
+
+Then memonlined's own time per case, for the targets that are not
+ratios to another contender: its onlining phase over the kernel's own
+sum of online_pages, per trial (median, bootstrap 95% interval), and the
+p90 and maximum of its batches' preparation (MEMONLINE_PREPARE_USEC).
 """
 
 import argparse
@@ -75,6 +80,51 @@ def claim_rows(groups):
     return rows
 
 
+OWN_TIME_CONTENDERS = ("memonlined", "cxl+memonlined")
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def own_time_rows(groups):
+    """One dict per case measured with memonlined: its onlining phase over
+    the kernel's Σ online_pages (per successful trial) and its batches'
+    preparation in ms."""
+    rows = []
+    for key, trials in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        build, kernel, kind, blocks, contender = key
+        if contender not in OWN_TIME_CONTENDERS:
+            continue
+        ok = [r for _, _, r in trials if r.get("ok")]
+        phase = [r["onlining_phase_s"] / r["kernel_online_sum_s"] for r in ok
+                 if is_number(r.get("onlining_phase_s")) and is_number(r.get("kernel_online_sum_s"))
+                 and r["kernel_online_sum_s"] > 0]
+        prepare_ms = [u / 1e3 for r in ok for u in (r.get("mo_prepare_usec") or []) if is_number(u)]
+        rows.append({"build": build, "kernel": kernel, "kind": kind, "blocks": blocks, "contender": contender,
+                     "trials": len(ok), "phase_over_kernel": benchstats.bootstrap_median(phase),
+                     "batches": len(prepare_ms), "prepare_ms_p90": benchstats.percentile(prepare_ms, 90),
+                     "prepare_ms_max": max(prepare_ms) if prepare_ms else None})
+    return rows
+
+
+def print_own_time(rows):
+    if not rows:
+        return
+    print("\n#### memonlined's own time (onlining phase over the kernel's Σ online_pages; preparation per batch)\n")
+    print("| kernel | case | build | trials ok | phase / Σ online_pages, median (95%) | batches "
+          "| preparation p90 | preparation max |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        m = row["phase_over_kernel"]
+        print("| %s | %s, %s blocks | %s | %d | %s | %d | %s | %s |" % (
+            row["kernel"], row["kind"], row["blocks"], row["build"], row["trials"],
+            "-" if m is None else "%.2f × (%.2f-%.2f)" % (m["median"], m["lo"], m["hi"]),
+            row["batches"],
+            "-" if row["prepare_ms_p90"] is None else "%.0f ms" % row["prepare_ms_p90"],
+            "-" if row["prepare_ms_max"] is None else "%.0f ms" % row["prepare_ms_max"]))
+
+
 def fmt_median(m):
     return "-" if m is None else "%.2f s (%.2f-%.2f)" % (m["median"], m["lo"], m["hi"])
 
@@ -118,15 +168,18 @@ def main():
     ap.add_argument("--json", action="store_true", help="one JSON object per row instead of Markdown")
     ap.add_argument("--plot-data")
     a = ap.parse_args()
-    rows = claim_rows(benchstats.pool(benchstats.load(benchstats.trial_files(a.paths))))
+    groups = benchstats.pool(benchstats.load(benchstats.trial_files(a.paths)))
+    rows = claim_rows(groups)
+    own = own_time_rows(groups)
     if not rows:
         print("verdicts: no trials in %s" % " ".join(a.paths), file=sys.stderr)
         return 1
     if a.json:
-        for row in rows:
+        for row in rows + own:
             print(json.dumps(row, sort_keys=True))
     else:
         print_markdown(rows)
+        print_own_time(own)
     if a.plot_data:
         write_plot_data(rows, a.plot_data)
     return 0

@@ -131,7 +131,30 @@ def claims():
     check(verdicts.verdict(few).startswith("no verdict"), "no verdict from fewer than 6 trials a side")
 
 
+
+def own_time():
+    def trial(contender, phase, kernel_sum, prepare, ok=True):
+        return ("f", 1, {"contender": contender, "kind": "dimm", "blocks": 512, "kernel": "6.12", "build": "b1",
+                         "ok": ok, "onlining_phase_s": phase, "kernel_online_sum_s": kernel_sum,
+                         "mo_prepare_usec": prepare})
+    rows = [trial("memonlined", 1.2 * k, k, [10000 * k, 100000]) for k in (1, 2, 3, 4, 5, 6)]
+    rows += [trial("memonlined", 9.0, 1.0, [900000], ok=False),          # a failed trial adds nothing
+             trial("memonlined", 1.0, 0, [True]),                         # no kernel time, no bool as a time
+             trial("kernel-auto-online", 5.0, 1.0, None)]
+    got = verdicts.own_time_rows(benchstats.pool(rows))
+    check(len(got) == 1 and got[0]["contender"] == "memonlined", "own time only for memonlined's cases")
+    m = got[0]["phase_over_kernel"]
+    check(m is not None and m["n"] == 6 and abs(m["median"] - 1.2) < 1e-9,
+          "the phase over Σ online_pages per trial, without a zero sum or a failed trial")
+    check(got[0]["batches"] == 12 and got[0]["prepare_ms_max"] == 100.0,
+          "every batch's preparation of the successful trials, in ms")
+    check(got[0]["prepare_ms_p90"] == 100.0, "nearest-rank p90 of 12 batches is the 11th")
+    check(benchstats.percentile([], 90) is None and benchstats.percentile([3, 1, 2], 50) == 2,
+          "percentile of nothing is None; of 1,2,3 the median is 2")
+
+
 bootstrap()
 rotation()
 pooling()
 claims()
+own_time()

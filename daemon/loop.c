@@ -102,7 +102,7 @@ struct loop {
         bool starving;                  /* pings withheld */
 
         uint64_t total_blocks, total_bytes, total_failed, batches;
-        uint64_t timer_wakeups, runner_starts, warm_jobs;
+        uint64_t timer_wakeups, runner_starts, warm_jobs, batches_started;
 
         /* The textfile for node_exporter ([metrics] textfile_dir). */
         uint64_t start_time_usec;       /* CLOCK_REALTIME */
@@ -677,6 +677,8 @@ static int start_job(struct loop *c, struct job *j) {
                 c->runner_starts++;
         }
         job_progress_reset(&c->progress);
+        if (!j->warm)
+                c->batches_started++;
         j->start_usec = now_usec();
         c->job = j;
         atomic_store(&c->job_finished, false);
@@ -1228,6 +1230,7 @@ void loop_get_stats(const struct loop *c, struct loop_stats *ret) {
                 .timer_wakeups = c->timer_wakeups,
                 .runner_starts = c->runner_starts,
                 .warm_jobs = c->warm_jobs,
+                .batches_started = c->batches_started,
                 .runner_busy = c->runner_busy,
                 /* The runner's state is its thread's while it runs. */
                 .held = !c->runner_busy && runner_has_carried_over(&c->runner_ctx),

@@ -75,7 +75,8 @@ int loop_reload(struct loop *l);
 void loop_terminate(struct loop *l);
 
 struct loop_stats {
-        uint64_t blocks, bytes, failed, batches;
+        uint64_t blocks, bytes, failed, batches;  /* batches: finished */
+        uint64_t batches_started;       /* handed to the runner, finished or not */
         uint64_t timer_wakeups;         /* batch timer firings */
         uint64_t runner_starts;         /* runner threads started: one, kept from job to job */
         uint64_t warm_jobs;             /* jobs that only warmed up what the runner keeps */

@@ -280,6 +280,13 @@ static void stop(struct fixture *f) {
         loop_terminate(f->loop);
 }
 
+static bool runner_idle(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        return !st.runner_busy;
+}
+
 /* Stop once the runner is idle. */
 static void stop_when_idle(struct fixture *f) {
         struct loop_stats st;
@@ -895,7 +902,15 @@ static void test_hold_bounded(void **state) {
 
 static uint64_t trickle_next;
 static bool trickle_linked;
-static bool trickle_first_online;
+static uint64_t trickle_started_before;         /* batches started before the trickle */
+static uint64_t trickle_started_inside;         /* ... and once it ran 200 ms */
+
+static uint64_t batches_started(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        return st.batches_started;
+}
 
 /* An add event every 20 ms for 300 ms: a udev trickle. Linked blocks are an add that is over. */
 static void trickle_feed(struct fixture *f) {
@@ -903,9 +918,13 @@ static void trickle_feed(struct fixture *f) {
 
         fake_add_block(f->root, id, trickle_linked ? 1 : -1, "offline", "Movable Normal");
         feed_add(f, id);
-        /* 200 ms after the first event: inside the trickle, far past the 50 ms settle. */
+        /*
+         * 200 ms after the first event, far inside the 1 s settle window: a
+         * batch started by then started early. Counted, not timed: the
+         * runner's speed does not matter, only that the loop did not wait.
+         */
         if (id == 50)
-                trickle_first_online = has_state(f, 40, "online_movable");
+                trickle_started_inside = batches_started(f);
         if (id < 55)
                 at(f, 20, trickle_feed);
         else if (trickle_linked)
@@ -916,20 +935,21 @@ static void trickle_feed(struct fixture *f) {
 
 static void trickle_start(struct fixture *f) {
         /* After the coldplug, so the first event's batch is the one watched. */
-        if (!has_state(f, 35, "online_movable")) {
+        if (!has_state(f, 35, "online_movable") || !runner_idle(f)) {
                 at(f, 5, trickle_start);
                 return;
         }
+        trickle_started_before = batches_started(f);
         trickle_next = 40;
         trickle_feed(f);
 }
 
 static void run_trickle(struct fixture *f, bool linked) {
-        /* The events keep coming 20 ms apart, inside the 50 ms settle window. */
+        /* The events come 20 ms apart, far inside a settle window of 1 s: it would stay open for all of them. */
         trickle_linked = linked;
-        trickle_first_online = false;
+        trickle_started_before = trickle_started_inside = 0;
         f->rep.max_priority = LOG_DEBUG;
-        start_with(f, "[daemon]\nsettle_ms = 50\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
+        start_with(f, "[daemon]\nsettle_ms = 1000\nmax_wait_ms = 10000\n[zones]\ndefault = online_movable\n"
                       "movable_ratio = 0\n", 0, 0);
         at(f, 5, trickle_start);
         assert_int_equal(loop_run(f->loop), 0);
@@ -939,8 +959,8 @@ static void test_linked_batch_starts_early(void **state) {
         struct fixture *f = *state;
 
         run_trickle(f, true);
-        /* Started 50 ms after its first event, not 50 ms after the trickle's end (350 ms). */
-        assert_true(trickle_first_online);
+        /* Started while the events still came, not 1 s after the last of them. */
+        assert_true(trickle_started_inside > trickle_started_before);
         assert_true(err_has(f, "is linked to its node: its add is over"));
         /* Neither the early batch nor the ones after it left a block offline. */
         for (uint64_t id = 40; id < 56; id++)
@@ -952,7 +972,10 @@ static void test_unlinked_batch_waits(void **state) {
 
         run_trickle(f, false);
         /* No link yet: the add may still run, so the window stays open while events come (the stop's job takes them). */
-        assert_false(trickle_first_online);
+        assert_int_equal(trickle_started_inside, trickle_started_before);
+        assert_false(err_has(f, "is linked to its node"));
+        for (uint64_t id = 40; id < 56; id++)
+                assert_true(has_state(f, id, "online_movable"));
 }
 
 /* ---- a node or CPU event warms the runner between batches ---- */

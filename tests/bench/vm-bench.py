@@ -568,8 +568,11 @@ def guarded(vm, res, body):
         body()
     except Exception as e:  # noqa: BLE001
         res.update(ok=False, error="%s: %s" % (type(e).__name__, str(e)[-400:]))
-        # The guest stopped answering (a TCG hang), as opposed to a wrong result.
-        res["guest_unresponsive"] = isinstance(e, (OSError, BootStalled))
+        # The guest stopped answering (a TCG hang), or QEMU died before the guest
+        # had booted (an emulator failure before the contender ran), as opposed
+        # to a wrong result.
+        res["guest_unresponsive"] = isinstance(e, (OSError, BootStalled)) or (
+            isinstance(e, VMError) and "boot_s" not in res)
         traceback.print_exc()
     finally:
         res["host_rss_peak_mib"] = qemu_peak_rss_mib(vm)
@@ -833,7 +836,7 @@ def trial(a, c, s, rnd):
     r = run(a, c, s, rnd)
     if not r.get("ok") and r.get("guest_unresponsive"):
         # Once, on a fresh guest; the first error stays in the record.
-        log("  guest stopped answering (%s); one more trial on a fresh guest" % r["error"])
+        log("  guest stopped answering or QEMU died in boot (%s); one more trial on a fresh guest" % r["error"])
         first = r["error"]
         r = run(a, c, s, rnd)
         r["retry_of"] = first

@@ -21,7 +21,13 @@ the last block (then the same for the first block, contender suffixed
 Then memonlined's own time per case, for the targets that are not
 ratios to another contender: its onlining phase over the kernel's own
 sum of online_pages, per trial (median, bootstrap 95% interval), and the
-p90 and maximum of its batches' preparation (MEMONLINE_PREPARE_USEC).
+p90 and maximum of its batches' preparation (MEMONLINE_PREPARE_USEC),
+the time from the last add's end to its first write (the event's trip
+and the preparation), and its floors over the reference's medians: what
+an onliner with no cost of its own would take, to the last block
+(vm-bench.py's floor_s) and to the first (the last add's end, the
+event's trip, the kernel's own online_pages of that block). A floor
+above a target's ratio means no userspace onliner can meet it there.
 """
 
 import argparse
@@ -101,11 +107,33 @@ def own_time_rows(groups):
                  if is_number(r.get("onlining_phase_s")) and is_number(r.get("kernel_online_sum_s"))
                  and r["kernel_online_sum_s"] > 0]
         prepare_ms = [u / 1e3 for r in ok for u in (r.get("mo_prepare_usec") or []) if is_number(u)]
+        ref = groups.get((build, kernel, kind, blocks, REFERENCE.get(kind)), [])
         rows.append({"build": build, "kernel": kernel, "kind": kind, "blocks": blocks, "contender": contender,
                      "trials": len(ok), "phase_over_kernel": benchstats.bootstrap_median(phase),
                      "batches": len(prepare_ms), "prepare_ms_p90": benchstats.percentile(prepare_ms, 90),
-                     "prepare_ms_max": max(prepare_ms) if prepare_ms else None})
+                     "prepare_ms_max": max(prepare_ms) if prepare_ms else None,
+                     "add_end_to_first_write_ms": benchstats.bootstrap_median(
+                         [(r["first_write_s"] - r["add_end_s"]) * 1e3 for r in ok
+                          if is_number(r.get("first_write_s")) and is_number(r.get("add_end_s"))]),
+                     "floor_over_reference": ratio_or_none([r["floor_s"] for r in ok if is_number(r.get("floor_s"))],
+                                                           benchstats.times(ref, "e2e_s")),
+                     "first_floor_over_reference": ratio_or_none([first_floor(r) for r in ok if first_floor(r)],
+                                                                 benchstats.times(ref, "first_block_s"))})
     return rows
+
+
+def first_floor(r):
+    """The first block of an onliner with no cost of its own: the last add's end (no
+    write enters before it), the event's trip, and the kernel's own time for that
+    first block (its online_pages); None where the trial does not tell."""
+    parts = (r.get("add_end_s"), r.get("event_delay_ms"), r.get("first_block_s"), r.get("first_online_after_s"))
+    if not all(is_number(p) for p in parts):
+        return None
+    return r["add_end_s"] + r["event_delay_ms"] / 1e3 + (r["first_block_s"] - r["first_online_after_s"])
+
+
+def ratio_or_none(num, den):
+    return benchstats.bootstrap_ratio(num, den) if num and den else None
 
 
 def print_own_time(rows):
@@ -113,16 +141,19 @@ def print_own_time(rows):
         return
     print("\n#### memonlined's own time (onlining phase over the kernel's Σ online_pages; preparation per batch)\n")
     print("| kernel | case | build | trials ok | phase / Σ online_pages, median (95%) | batches "
-          "| preparation p90 | preparation max |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| preparation p90 | preparation max | last add's end to the first write, median (95%) "
+          "| floor / reference, last block (95%) | floor / reference, first block (95%) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
-        m = row["phase_over_kernel"]
-        print("| %s | %s, %s blocks | %s | %d | %s | %d | %s | %s |" % (
+        m, w = row["phase_over_kernel"], row["add_end_to_first_write_ms"]
+        print("| %s | %s, %s blocks | %s | %d | %s | %d | %s | %s | %s | %s | %s |" % (
             row["kernel"], row["kind"], row["blocks"], row["build"], row["trials"],
             "-" if m is None else "%.2f × (%.2f-%.2f)" % (m["median"], m["lo"], m["hi"]),
             row["batches"],
             "-" if row["prepare_ms_p90"] is None else "%.0f ms" % row["prepare_ms_p90"],
-            "-" if row["prepare_ms_max"] is None else "%.0f ms" % row["prepare_ms_max"]))
+            "-" if row["prepare_ms_max"] is None else "%.0f ms" % row["prepare_ms_max"],
+            "-" if w is None else "%.0f ms (%.0f-%.0f)" % (w["median"], w["lo"], w["hi"]),
+            fmt_ratio(row["floor_over_reference"]), fmt_ratio(row["first_floor_over_reference"])))
 
 
 def fmt_median(m):

@@ -149,6 +149,11 @@ def own_time():
     check(got[0]["batches"] == 12 and got[0]["prepare_ms_max"] == 100.0,
           "every batch's preparation of the successful trials, in ms")
     check(got[0]["prepare_ms_p90"] == 100.0, "nearest-rank p90 of 12 batches is the 11th")
+    r = {"add_end_s": 2.0, "event_delay_ms": 100.0, "first_block_s": 3.0, "first_online_after_s": 2.75}
+    check(abs(verdicts.first_floor(r) - 2.35) < 1e-9, "first-block floor: add end + event trip + that online")
+    check(verdicts.first_floor({"add_end_s": 2.0}) is None, "no first-block floor from a trial that does not tell")
+    check(got[0]["first_floor_over_reference"] is None and got[0]["add_end_to_first_write_ms"] is None,
+          "no floor ratio without floors, no first-write time without first writes")
     check(benchstats.percentile([], 90) is None and benchstats.percentile([3, 1, 2], 50) == 2,
           "percentile of nothing is None; of 1,2,3 the median is 2")
 

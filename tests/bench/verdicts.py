@@ -18,6 +18,9 @@ are printed too: a rotated campaign shows every position equally often.
 the last block (then the same for the first block, contender suffixed
 ":first") for gnuplot (plot-scaling.sh).
 
+bench-pipeline passes of an A/B (contenders "old" and "new") give a
+table of CPU per block, new over old, by the same rule.
+
 Then memonlined's own time per case, for the targets that are not
 ratios to another contender: its onlining phase over the kernel's own
 sum of online_pages, per trial (median, bootstrap 95% interval), and the
@@ -156,6 +159,39 @@ def print_own_time(rows):
             fmt_ratio(row["floor_over_reference"]), fmt_ratio(row["first_floor_over_reference"])))
 
 
+def pipeline_rows(rows):
+    """bench-pipeline passes of an A/B (contender "old" and "new", one build
+    each): per size, the medians of cpu_usec_per_block, their ratio new/old
+    with the bootstrap interval, and its verdict."""
+    by = {}
+    for _, _, r in rows:
+        if r.get("bench") == "pipeline" and r.get("contender") in ("old", "new") and \
+                is_number(r.get("cpu_usec_per_block")):
+            by.setdefault(r["blocks"], {}).setdefault(r["contender"], []).append(r)
+    out = []
+    for blocks, sides in sorted(by.items()):
+        if set(sides) != {"old", "new"}:
+            continue
+        old, new = ([r["cpu_usec_per_block"] for r in sides[k]] for k in ("old", "new"))
+        iv = benchstats.bootstrap_ratio(new, old)
+        out.append({"blocks": blocks, "old_build": sides["old"][0].get("build"),
+                    "new_build": sides["new"][0].get("build"), "old": benchstats.median(old),
+                    "new": benchstats.median(new), "ratio": iv, "verdict": verdict(iv)})
+    return out
+
+
+def print_pipeline(rows):
+    if not rows:
+        return
+    print("\n#### userspace CPU per block (bench-pipeline), new over old\n")
+    print("| blocks | old build, µs per block (median) | new build | ratio (95%) | verdict |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print("| %d | %s: %.2f | %s: %.2f | %s | %s |" % (row["blocks"], row["old_build"], row["old"],
+                                                         row["new_build"], row["new"], fmt_ratio(row["ratio"]),
+                                                         row["verdict"]))
+
+
 def fmt_median(m):
     return "-" if m is None else "%.2f s (%.2f-%.2f)" % (m["median"], m["lo"], m["hi"])
 
@@ -199,9 +235,15 @@ def main():
     ap.add_argument("--json", action="store_true", help="one JSON object per row instead of Markdown")
     ap.add_argument("--plot-data")
     a = ap.parse_args()
-    groups = benchstats.pool(benchstats.load(benchstats.trial_files(a.paths)))
+    loaded = benchstats.load(benchstats.trial_files(a.paths))
+    groups = benchstats.pool(loaded)
     rows = claim_rows(groups)
     own = own_time_rows(groups)
+    pipeline = pipeline_rows(loaded)
+    if pipeline and not a.json:
+        print_pipeline(pipeline)
+    if not rows and pipeline:
+        return 0
     if not rows:
         print("verdicts: no trials in %s" % " ".join(a.paths), file=sys.stderr)
         return 1

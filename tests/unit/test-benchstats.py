@@ -158,8 +158,21 @@ def own_time():
           "percentile of nothing is None; of 1,2,3 the median is 2")
 
 
+
+def pipeline_ab():
+    rows = [("f", i, {"bench": "pipeline", "blocks": 100, "contender": c, "build": b, "cpu_usec_per_block": v})
+            for i, (c, b, v) in enumerate([("old", "o1", 10.0 + k * 0.1) for k in range(6)] +
+                                          [("new", "n1", 5.0 + k * 0.1) for k in range(6)])]
+    rows.append(("f", 99, {"bench": "pipeline", "blocks": 200, "contender": "new", "cpu_usec_per_block": 1.0}))
+    got = verdicts.pipeline_rows(rows)
+    check(len(got) == 1 and got[0]["blocks"] == 100, "a size with one side only gives no row")
+    check(got[0]["verdict"] == "faster" and got[0]["old_build"] == "o1" and got[0]["new_build"] == "n1",
+          "half the CPU per block of the old build: faster (%.2f)" % got[0]["ratio"]["ratio"])
+
+
 bootstrap()
 rotation()
 pooling()
 claims()
 own_time()
+pipeline_ab()

@@ -146,6 +146,9 @@ class FaultScenarios:
             self.sh("systemctl daemon-reload")
         self.sh("systemctl restart memonlined && systemctl is-active memonlined")
 
+    def target_state(self):
+        return self.sh("systemctl is-active memonlined-hotplug.target", check=False).out.strip()
+
     def unit_prop(self, prop):
         return self.sh("systemctl show -p %s --value memonlined" % prop).out.strip()
 
@@ -438,12 +441,22 @@ class FaultScenarios:
     def s_failed_restart(self):
         """kill -9, then a broken config: every restart fails (exit 3) until
         systemd gives up. The first failed start gives auto_online_blocks
-        back, so memory added meanwhile is the kernel's; once the config is
-        fixed, a start takes the admin's value over again."""
+        back. The unit, gone for good, stops the udev rule's target it
+        had kept active (PropagatesStopTo= acts on a failure too), so once
+        the config is mended the next hot-add starts the daemon, which takes
+        the admin's value over again."""
         self.set_policy(CONF_FAULTS)
         # Under TCG a failed start takes longer than the default limit's 5 in 10 s allows: give up sooner.
-        self.unit_dropin("give-up", "[Unit]\nStartLimitIntervalSec=300\nStartLimitBurst=3\n")
+        # Three starts below count too (the drop-in's restart, admin_online(), the coldplug's).
+        self.unit_dropin("give-up", "[Unit]\nStartLimitIntervalSec=300\nStartLimitBurst=5\n")
         self.admin_online()
+        # As at boot when udev's coldplug comes before the daemon: every block tagged, its device unit wanting
+        # the rule's target, which stays active while they do (a hot-add's blocks lose the tag once online).
+        self.sh("systemctl stop memonlined && udevadm trigger --action=add --subsystem-match=memory --settle")
+        self.wait_active(timeout=90)
+        self.taken_over()
+        self.check(self.target_state() == "active", "memonlined-hotplug.target is %r with every block wanting it"
+                   % self.target_state())
         cursor = self.cursor()
         self.vm.write_guest_file(CONF, "[zones]\ndefault = sideways\n")
         self.sh("kill -9 $(systemctl show -p MainPID --value memonlined)")
@@ -457,14 +470,20 @@ class FaultScenarios:
                    % self.auto())
         self.check(self.journal_has("memonlined cannot run: restored auto_online_blocks to", cursor),
                    "no failed start said it gave auto_online_blocks back")
-        # With no daemon the kernel takes what is added (the rule's start fails on the config too).
+        # Gone for good, the unit's stop propagated to the target (PropagatesStopTo=): a hot-add starts it again.
+        self.check(self.target_state() == "inactive", "memonlined-hotplug.target is %r after systemd gave up"
+                   % self.target_state())
+        # The admin mends the config and clears the start limit, and starts nothing: the next hot-add does.
+        self.vm.write_guest_file(CONF, CONF_FAULTS)
+        self.sh("rm -f %s/give-up.conf && systemctl daemon-reload && systemctl reset-failed memonlined"
+                % DROPIN_DIR)
         self.mark()
         self.vm.hotplug_dimm(0, 512 * MiB)
         self.wait_new_blocks(4)
+        # With the target left active, nothing would start it.
+        self.wait_active(timeout=90)
+        # Added with auto-online given back: the kernel's, or the daemon's if it came first.
         self.wait_new_online()
-        self.sh("systemctl reset-failed memonlined")
-        self.vm.write_guest_file(CONF, CONF_FAULTS)
-        self.unit_dropin("give-up", None)
         self.taken_over()
         self.assert_none_offline()
         self.sh("systemctl stop memonlined")

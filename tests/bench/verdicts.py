@@ -111,6 +111,7 @@ def own_time_rows(groups):
                  and r["kernel_online_sum_s"] > 0]
         prepare_ms = [u / 1e3 for r in ok for u in (r.get("mo_prepare_usec") or []) if is_number(u)]
         ref = groups.get((build, kernel, kind, blocks, REFERENCE.get(kind)), [])
+        first_floors = [f for f in map(first_floor, ok) if f is not None]
         rows.append({"build": build, "kernel": kernel, "kind": kind, "blocks": blocks, "contender": contender,
                      "trials": len(ok), "phase_over_kernel": benchstats.bootstrap_median(phase),
                      "batches": len(prepare_ms), "prepare_ms_p90": benchstats.percentile(prepare_ms, 90),
@@ -120,7 +121,7 @@ def own_time_rows(groups):
                           if is_number(r.get("first_write_s")) and is_number(r.get("add_end_s"))]),
                      "floor_over_reference": ratio_or_none([r["floor_s"] for r in ok if is_number(r.get("floor_s"))],
                                                            benchstats.times(ref, "e2e_s")),
-                     "first_floor_over_reference": ratio_or_none([first_floor(r) for r in ok if first_floor(r)],
+                     "first_floor_over_reference": ratio_or_none(first_floors,
                                                                  benchstats.times(ref, "first_block_s"))})
     return rows
 

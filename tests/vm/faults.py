@@ -52,7 +52,7 @@ exec 3< <(exec timeout %(timeout)d stdbuf -oL udevadm monitor --kernel --subsyst
 mon=$!
 trap 'kill $mon 2>/dev/null' EXIT
 while read -r -u 3 line; do case "$line" in "KERNEL - "*) break;; esac; done
-: > /run/memonlined-test/watching
+: > %(watching)s
 on=0; tot=0
 for d in /sys/devices/system/memory/memory[0-9]*; do
     b=${d##*/}; [ -n "${old[$b]:-}" ] && continue
@@ -163,7 +163,7 @@ class FaultScenarios:
         """WATCH_FIRST_ONLINE started in the guest; its pid, once it listens."""
         self.sh("rm -f " + WATCHING)
         pid = self.vm.guest_exec_start(["/bin/bash", "-c", WATCH_FIRST_ONLINE % {
-            "timeout": timeout, "n": n, "action": action}], timeout=timeout + 30)
+            "timeout": timeout, "n": n, "action": action, "watching": WATCHING}], timeout=timeout + 30)
         deadline = time.monotonic() + 60
         while self.sh("test -e " + WATCHING, check=False).rc != 0:
             self.check(time.monotonic() < deadline, "the online watcher did not start listening")
@@ -476,7 +476,7 @@ class FaultScenarios:
                 "$(ls -d /sys/devices/system/memory/memory[0-9]* | head -n 1)")
         self.wait_active(timeout=90)
         self.taken_over()
-        self.check(self.target_state() == "active", "memonlined-hotplug.target is %r with every block wanting it"
+        self.check(self.target_state() == "active", "memonlined-hotplug.target is %r with a block wanting it"
                    % self.target_state())
         cursor = self.cursor()
         self.vm.write_guest_file(CONF, "[zones]\ndefault = sideways\n")

@@ -92,6 +92,7 @@ struct loop {
         int done_fd;                    /* eventfd: the runner finished */
         atomic_bool stop;
         atomic_bool more_work;          /* another job is queued: the runner may hold a block for it */
+        atomic_uint device_events;      /* DIMM events seen: the runner's kept devices may be older */
         struct job_progress progress;   /* the running job's, written by the runner thread */
         bool exiting;
         unsigned stop_jobs;             /* the stop's last jobs so far */
@@ -886,6 +887,9 @@ static void handle_event(struct loop *c, const struct monitor_event *ev) {
                 c->warm_pending |= WARM_MACHINE;
                 break;
         case MONITOR_DEVICE:
+                /* A CXL region's memory is a dax device's, read in every batch: not what the runner keeps. */
+                if (ev->acpi_memory)
+                        atomic_fetch_add(&c->device_events, 1);
                 c->warm_pending |= WARM_DEVICES;
                 break;
         case MONITOR_DAX_REMOVE:
@@ -1193,6 +1197,7 @@ int loop_new(const struct loop_config *cfg, struct loop **ret) {
                 .reporter = c->reporter,
                 .stop = &c->stop,
                 .more_work = &c->more_work,
+                .device_events = &c->device_events,
                 .progress = &c->progress,
                 .ops = cfg->ops,
                 .out = stdout,

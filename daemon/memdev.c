@@ -382,6 +382,21 @@ bool ram_ranges_touch(const struct ram_ranges *rr, uint64_t start, uint64_t size
         return false;
 }
 
+int ram_ranges_copy(const struct ram_ranges *src, struct ram_ranges *ret) {
+        struct ram_ranges rr = {};
+
+        if (src->n > 0) {
+                rr.r = calloc(src->n, sizeof(*rr.r));
+                if (!rr.r)
+                        return -ENOMEM;
+                memcpy(rr.r, src->r, src->n * sizeof(*rr.r));
+                rr.n = rr.allocated = src->n;
+        }
+        ram_ranges_clear(ret);
+        *ret = rr;
+        return 0;
+}
+
 void fw_cache_clear(struct fw_cache *c) {
         free(c->entries);
         *c = (struct fw_cache) {};
@@ -571,12 +586,47 @@ static int add_driver_managed(const char *sysfs_root, const struct topology *t, 
         return 0;
 }
 
+/* The dax devices of devs onlined through kmem (system-ram), added to s. */
+static int add_dax_devices(struct memdev_set *s, const struct pmem_devices *devs) {
+        uint64_t start, end;
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < devs->n; i++)
+                if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
+                        r = memdev_set_add(s, MEMDEV_DAX, devs->devices[i].name, start, end);
+        return r;
+}
+
+int memdev_set_with_dax(const struct memdev_set *known, const struct pmem_devices *devs, struct memdev_set *ret) {
+        _cleanup_(memdev_set_clear) struct memdev_set s = {};
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < known->n; i++) {
+                const struct memdev *d = &known->devs[i];
+
+                if (d->kind == MEMDEV_DAX)
+                        continue;
+                r = memdev_set_add(&s, d->kind, d->name, d->start, d->end);
+                if (r >= 0)
+                        s.devs[s.n - 1].dynamic = d->dynamic;
+        }
+        if (r >= 0)
+                r = add_dax_devices(&s, devs);
+        if (r >= 0)
+                r = memdev_set_seal(&s);
+        if (r < 0)
+                return r;
+        memdev_set_clear(ret);
+        *ret = s;
+        s = (struct memdev_set) {};
+        return 0;
+}
+
 int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
                 struct memdev_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
         _cleanup_free_ char *iomem = NULL;
-        uint64_t start, end;
         int r;
 
         r = memdev_scan_acpi(sysfs_root, t->block_size, cache ? &cache->acpi : NULL, &s);
@@ -584,9 +634,8 @@ int memdev_load(const char *sysfs_root, const struct topology *t, const struct p
                 r = memdev_iomem_path(sysfs_root, &iomem);
         if (r >= 0)
                 r = memdev_scan_virtio_mem(sysfs_root, iomem, &s);
-        for (size_t i = 0; r >= 0 && i < devs->n; i++)
-                if (devs->devices[i].mode == PMEM_MODE_SYSTEM_RAM && dax_span(&devs->devices[i], &start, &end))
-                        r = memdev_set_add(&s, MEMDEV_DAX, devs->devices[i].name, start, end);
+        if (r >= 0)
+                r = add_dax_devices(&s, devs);
         if (r >= 0)
                 r = memdev_scan_firmware_ram(sysfs_root, cache ? &cache->fw : NULL, &fw);
         if (r >= 0)

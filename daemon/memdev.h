@@ -112,6 +112,8 @@ int memdev_scan_firmware_ram(const char *sysfs_root, struct fw_cache *cache, str
 /* Does any of [start, start + size) lie in the firmware's RAM? */
 bool ram_ranges_touch(const struct ram_ranges *rr, uint64_t start, uint64_t size);
 void ram_ranges_clear(struct ram_ranges *rr);
+/* A copy of src into *ret (replaced on success). */
+int ram_ranges_copy(const struct ram_ranges *src, struct ram_ranges *ret);
 
 /*
  * The virtio devices bound to virtio_mem: the one name there is, NULL when
@@ -145,3 +147,11 @@ void memdev_cache_clear(struct memdev_cache *c);
  */
 int memdev_load(const char *sysfs_root, const struct topology *t, const struct pmem_devices *devs,
                 struct memdev_cache *cache, struct memdev_set *ret, struct ram_ranges *ret_fw);
+
+/*
+ * The devices of known with its dax devices replaced by those of devs (as
+ * memdev_load() adds them): what memdev_load() would find when only the
+ * dax devices changed since known was read. Replaces *ret on success;
+ * -EEXIST when a span of known overlaps a dax device now (known is stale).
+ */
+int memdev_set_with_dax(const struct memdev_set *known, const struct pmem_devices *devs, struct memdev_set *ret);

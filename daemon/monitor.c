@@ -47,8 +47,10 @@ int monitor_classify(const char *action, const char *subsystem, const char *sysn
                    (streq(subsystem, "acpi") && startswith(sysname, "PNP0C80:"))) {
                 /* A region is a dax device's once bound (committed); a DIMM's links come at the end of its add. */
                 if (streq(action, "add") || streq(action, "remove") || streq(action, "bind") ||
-                    streq(action, "unbind"))
+                    streq(action, "unbind")) {
                         ev.kind = MONITOR_DEVICE;
+                        ev.acpi_memory = streq(subsystem, "acpi");
+                }
         } else if (streq(subsystem, "dax")) {
                 if (strlen(sysname) >= sizeof(ev.devname))
                         return -ENAMETOOLONG;

@@ -29,6 +29,7 @@ struct monitor_event {
         enum monitor_kind kind;
         uint64_t block_id;
         char devname[64];               /* "dax0.0" for dax events */
+        bool acpi_memory;               /* MONITOR_DEVICE of a DIMM: its spans and the firmware's RAM changed */
         uint64_t seqnum;
 };
 

@@ -58,6 +58,8 @@ void runner_done(struct runner *c) {
         c->deferred = NULL;
         c->n_deferred = 0;
         memdev_cache_clear(&c->devices);
+        ram_ranges_clear(&c->fw_ranges);
+        c->devices_read = false;
         online_pool_free(TAKE_PTR(c->pool));
         free(TAKE_PTR(c->pool_cpus));
         pmem_devices_clear(&c->dax);
@@ -941,16 +943,64 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
                          struct block_set *set) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
         _cleanup_(ram_ranges_clear) struct ram_ranges fw = {};
+        /* Read before the devices: an event that comes while they are read makes the next batch read again. */
+        unsigned events = c->device_events ? atomic_load(c->device_events) : 0;
+        bool kept = t == c->topology;
         int r;
 
+        if (kept)
+                c->devices_read = false;
         r = memdev_load(c->sysfs_root, t, devs, &c->devices, &s, &fw);
         if (r < 0) {
                 report_log_errno(c->reporter, LOG_DEBUG, NULL, r, "memory devices unknown: %m");
                 return;
         }
+        if (kept && ram_ranges_copy(&fw, &c->fw_ranges) >= 0) {
+                c->devices_read = true;
+                c->devices_read_at = events;
+        }
         topology_set_devices(t, &s, &fw);
         for (size_t i = 0; set && i < set->n; i++)
                 set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
+}
+
+/*
+ * A batch of dax memory alone (a CXL region, a namespace through kmem)
+ * changes no DIMM, virtio-mem region or firmware range: when no device
+ * event came since those were last read whole, take them as then and the
+ * dax devices as just scanned, instead of reading the machine's devices
+ * again inside the batch. Each block must lie in its own dax device's
+ * span. 0, or -errno when that cannot be told: the caller reads it all.
+ */
+static int reuse_devices(struct runner *c, struct topology *t, int dax_scan, struct block_set *set) {
+        _cleanup_(memdev_set_clear) struct memdev_set s = {};
+        int r;
+
+        if (t != c->topology || !t->devices_known || !c->devices_read || !c->device_events ||
+            atomic_load(c->device_events) != c->devices_read_at)
+                return -ESTALE;
+        if (dax_scan < 0 || c->dax.n_unreadable > 0 || set->n == 0)
+                return -ESTALE;
+        for (size_t i = 0; i < set->n; i++)
+                if (!set->blocks[i].device || set->blocks[i].attribution_unknown)
+                        return -ESTALE;
+        r = memdev_set_with_dax(&t->devices, &c->dax, &s);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < set->n; i++) {
+                const struct memdev *d;
+                uint64_t start;
+
+                if (block_phys_start(set->blocks[i].id, t->block_size, &start) < 0)
+                        return -ESTALE;
+                d = memdev_find(&s, start, t->block_size);
+                if (!d || d->kind != MEMDEV_DAX || !streq(d->name, set->blocks[i].device))
+                        return -ESTALE;
+        }
+        topology_set_devices(t, &s, &c->fw_ranges);
+        for (size_t i = 0; i < set->n; i++)
+                set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
+        return 0;
 }
 
 /* The kmem probe added the converted device's blocks synchronously: online them now. */
@@ -1317,7 +1367,11 @@ int runner_process(struct runner *c, struct job *j) {
         r = job_dax_devices(c, j, scanned ? &devs : NULL);
         attribute_blocks(c, &c->dax, r, t->block_size, &set);
         pass_mark(&clock, PHASE_DAX);
-        load_devices(c, t, &c->dax, &set);
+        if (reuse_devices(c, t, r, &set) < 0)
+                load_devices(c, t, &c->dax, &set);
+        else
+                report_log(c->reporter, LOG_DEBUG, NULL, "%zu blocks of dax devices: the other hotplug devices "
+                           "as last read", set.n);
         pass_mark(&clock, PHASE_DEVICES);
         if (c->dry_run) {
                 r = pmem_print_decisions(&c->dax, j->policy, PMEM_DAXCTL_CONFDIR, c->out);

@@ -42,6 +42,10 @@ struct runner {
         size_t n_deferred;
         bool memmap_warned;             /* a memmap_on_memory the kernel would not give was warned about */
         struct memdev_cache devices;    /* DIMM spans and firmware memmap entries, kept between jobs */
+        const atomic_uint *device_events;       /* counted by the event loop: a DIMM came or went */
+        unsigned devices_read_at;       /* *device_events when the topology's devices were last read whole */
+        bool devices_read;              /* the topology's devices and fw_ranges are of that read */
+        struct ram_ranges fw_ranges;    /* the firmware's RAM ranges of that read */
         struct pmem_devices dax;        /* the dax devices, kept between jobs (pmem_scan_update()) */
         bool keep_writers;              /* keep the writer threads between jobs (the daemon) */
         struct online_pool *pool;       /* those threads, once a job has started them */

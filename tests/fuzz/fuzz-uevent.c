@@ -65,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case MONITOR_DEVICE:
                 FUZZ_ASSERT((streq(field[1], "cxl") && startswith(field[2], "region")) ||
                             (streq(field[1], "acpi") && startswith(field[2], "PNP0C80:")));
+                FUZZ_ASSERT(ev.acpi_memory == streq(field[1], "acpi"));
                 break;
         case MONITOR_IGNORE:
                 break;

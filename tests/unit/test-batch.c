@@ -150,12 +150,15 @@ static void test_classify(void **state) {
         assert_int_equal(ev.kind, MONITOR_IGNORE);
         assert_int_equal(monitor_classify("add", "cxl", "region0", 1, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_DEVICE);
+        assert_false(ev.acpi_memory);
         assert_int_equal(monitor_classify("bind", "cxl", "region0", 1, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_DEVICE);
+        assert_false(ev.acpi_memory);
         assert_int_equal(monitor_classify("add", "cxl", "mem0", 1, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_IGNORE);
         assert_int_equal(monitor_classify("add", "acpi", "PNP0C80:01", 1, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_DEVICE);
+        assert_true(ev.acpi_memory);
         assert_int_equal(monitor_classify("add", "acpi", "LNXCPU:01", 1, &ev), 0);
         assert_int_equal(ev.kind, MONITOR_IGNORE);
         assert_int_equal(monitor_classify(NULL, "memory", "memory1", 1, &ev), -EINVAL);

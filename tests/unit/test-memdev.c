@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include "fake-tree.h"
 #include "memdev.h"
+#include "pmem.h"
 #include "util.h"
 
 #define BS (128ULL << 20)
@@ -318,6 +319,47 @@ static void test_overlap_refused(void **state) {
         assert_null(memdev_find(&s, 0, BS));
 }
 
+/*
+ * The kept devices with the dax devices of a new scan: the DIMM and
+ * virtio-mem entries as they were (virtio-mem still decided per unit),
+ * the old dax device gone, the new one in; a kept span that overlaps a
+ * dax device now is stale (-EEXIST) and *ret untouched.
+ */
+static void test_set_with_dax(void **state) {
+        _cleanup_(memdev_set_clear) struct memdev_set known = {}, got = {};
+        struct pmem_range r1 = { 40 * BS, 44 * BS }, r2 = { 8 * BS, 10 * BS };
+        struct pmem_device devs[] = {
+                { .name = (char *) "dax1.0", .mode = PMEM_MODE_SYSTEM_RAM, .ranges = &r1, .n_ranges = 1 },
+                { .name = (char *) "dax2.0", .mode = PMEM_MODE_DEVDAX, .ranges = &r2, .n_ranges = 1 },
+        };
+        struct pmem_devices scan = { .devices = devs, .n = 2 };
+        const struct memdev *d;
+
+        (void) state;
+        assert_int_equal(memdev_set_add(&known, MEMDEV_ACPI, "PNP0C80:00", 0, 4 * BS), 0);
+        assert_int_equal(memdev_set_add(&known, MEMDEV_VIRTIO_MEM, "virtio3", 16 * BS, 24 * BS), 0);
+        assert_int_equal(memdev_set_add(&known, MEMDEV_DAX, "dax0.0", 30 * BS, 34 * BS), 0);
+        assert_int_equal(memdev_set_seal(&known), 0);
+
+        assert_int_equal(memdev_set_with_dax(&known, &scan, &got), 0);
+        assert_int_equal(got.n, 3);
+        assert_null(memdev_find(&got, 30 * BS, BS));            /* dax0.0 is gone */
+        assert_null(memdev_find(&got, 8 * BS, BS));             /* devdax: not system memory */
+        d = memdev_find(&got, 41 * BS, BS);
+        assert_non_null(d);
+        assert_string_equal(d->name, "dax1.0");
+        assert_int_equal(d->kind, MEMDEV_DAX);
+        d = memdev_find(&got, 17 * BS, BS);
+        assert_non_null(d);
+        assert_true(d->dynamic);
+        assert_string_equal(memdev_find(&got, BS, BS)->name, "PNP0C80:00");
+
+        /* The DIMM's span was taken by a dax device since: stale. */
+        r1 = (struct pmem_range) { 2 * BS, 6 * BS };
+        assert_int_equal(memdev_set_with_dax(&known, &scan, &got), -EEXIST);
+        assert_string_equal(memdev_find(&got, 41 * BS, BS)->name, "dax1.0");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_acpi, setup, teardown),
@@ -328,6 +370,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_firmware_ram, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_firmware_ram_cache, setup, teardown),
                 cmocka_unit_test(test_overlap_refused),
+                cmocka_unit_test(test_set_with_dax),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,7 @@ struct fixture {
         char *out, *err;
         size_t out_len, err_len;
         FILE *out_f, *err_f;
+        atomic_uint device_events;      /* the event loop's DIMM event count, for the tests that keep devices */
 };
 
 static int setup(void **state) {
@@ -559,6 +560,131 @@ static void test_dax_remade_between_batches(void **state) {
                 assert_state(f, id, "online_kernel");
 }
 
+#define REUSED "blocks of dax devices: the other hotplug devices as last read"
+
+/* How often the log (both streams) says text. */
+static size_t log_count(struct fixture *f, const char *text) {
+        size_t n = 0;
+
+        fflush(f->out_f);
+        fflush(f->err_f);
+        for (const char *s = f->out; s && (s = strstr(s, text)); s++)
+                n++;
+        for (const char *s = f->err; s && (s = strstr(s, text)); s++)
+                n++;
+        return n;
+}
+
+static void dax_at(struct fixture *f, int region, uint64_t first) {
+        struct fake_dax d = { .region = region, .id = 0, .driver = "kmem", .start = first * BS, .size = 4 * BS,
+                              .target_node = 2 };
+
+        free(fake_add_dax_device(f->root, &d));
+        fake_add_blocks(f->root, first, 4, 2, "offline", "Movable Normal");
+}
+
+/*
+ * A batch of dax memory alone (a CXL region) takes the DIMMs, virtio-mem
+ * and firmware ranges as last read while no DIMM event came since, and
+ * its dax devices as just scanned: dax1.0's rule holds for its blocks.
+ * A DIMM event makes the next batch read them all again, and so does a
+ * batch with a DIMM's blocks, which the records name.
+ */
+static void test_dax_batch_reuses_devices(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[pmem]\nzone = online_kernel\n"
+                               "[device fast]\nmatch_device = dax1.0\nzone = online_movable\n");
+
+        f->runner.device_events = &f->device_events;
+        f->rep.max_priority = LOG_DEBUG;
+        dax_at(f, 0, 300);
+        assert_int_equal(run_batch(f, p, 300, 4, NULL, 0, false), 4);
+        assert_int_equal(log_count(f, REUSED), 0);      /* nothing read yet */
+
+        dax_at(f, 1, 400);
+        assert_int_equal(run_batch(f, p, 400, 4, NULL, 0, false), 4);
+        assert_int_equal(log_count(f, REUSED), 1);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "online_kernel");
+        for (uint64_t id = 400; id < 404; id++)
+                assert_state(f, id, "online_movable");
+        assert_true(log_count(f, "MEMONLINE_DEVICE=dax1.0") > 0);
+
+        /* A DIMM came: its event counted, the next dax batch reads everything. */
+        fake_add_blocks(f->root, 32, 16, 1, "offline", "Movable Normal");
+        fake_add_acpi_dimm(f->root, "PNP0C80:00", 32, 16);
+        atomic_fetch_add(&f->device_events, 1);
+        dax_at(f, 2, 500);
+        assert_int_equal(run_batch(f, p, 500, 4, NULL, 0, false), 4);
+        assert_int_equal(log_count(f, REUSED), 1);
+        /* Read since: a dax batch takes them as kept again. */
+        dax_at(f, 3, 600);
+        assert_int_equal(run_batch(f, p, 600, 4, NULL, 0, false), 4);
+        assert_int_equal(log_count(f, REUSED), 2);
+        /* A batch with the DIMM's blocks and a dax device's is not dax alone. */
+        dax_at(f, 4, 48);
+        assert_int_equal(run_batch(f, p, 32, 20, NULL, 0, false), 20);
+        assert_int_equal(log_count(f, REUSED), 2);
+        for (uint64_t id = 32; id < 48; id++)
+                assert_state(f, id, "online_movable");
+        assert_true(log_count(f, "MEMONLINE_DEVICE=PNP0C80:00") > 0);
+}
+
+/*
+ * Without the event loop's count (NULL), nothing says whether a DIMM
+ * came: every batch reads the devices whole.
+ */
+static void test_dax_batch_without_event_count(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p = policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n");
+
+        f->rep.max_priority = LOG_DEBUG;
+        dax_at(f, 0, 300);
+        assert_int_equal(run_batch(f, p, 300, 4, NULL, 0, false), 4);
+        dax_at(f, 1, 400);
+        assert_int_equal(run_batch(f, p, 400, 4, NULL, 0, false), 4);
+        assert_int_equal(log_count(f, REUSED), 0);
+}
+
+/*
+ * The kept devices went stale with no event (one lost): DIMM PNP0C80:00's
+ * blocks 300..303 are dax0.0's now. Kept, the DIMM would overlap dax0.0:
+ * the batch reads everything again, and its records name a dax device,
+ * not a DIMM. No event changed the count: only the overlap tells.
+ */
+static void test_reused_devices_stale_fail_safe(void **state) {
+        struct fixture *f = *state;
+        _cleanup_policy_ struct policy *p =
+                policy_from(f, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n[device fast]\n"
+                               "match_device = dax0.0\nzone = online_kernel\n");
+        struct fake_dax d = { .region = 0, .id = 0, .driver = "kmem", .start = 300 * BS, .size = 4 * BS,
+                              .target_node = 2 };
+
+        f->runner.device_events = &f->device_events;
+        f->rep.max_priority = LOG_DEBUG;
+        fake_add_blocks(f->root, 300, 4, 2, "offline", "Movable Normal");
+        fake_add_acpi_dimm(f->root, "PNP0C80:00", 300, 4);
+        assert_int_equal(run_batch(f, p, 300, 4, NULL, 0, false), 4);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "online_movable");
+        assert_true(log_count(f, "MEMONLINE_DEVICE_KIND=dimm") > 0);
+
+        fake_remove_dir_tree(f->root, "bus/acpi/devices/PNP0C80:00");
+        for (uint64_t id = 300; id < 304; id++) {
+                char rel[96];
+
+                snprintf(rel, sizeof(rel), "devices/system/memory/memory%llu/state", (unsigned long long) id);
+                fake_write(f->root, rel, "offline");
+        }
+        free(fake_add_dax_device(f->root, &d));
+        assert_int_equal(run_batch(f, p, 300, 4, NULL, 0, false), 4);
+        assert_int_equal(log_count(f, REUSED), 0);
+        for (uint64_t id = 300; id < 304; id++)
+                assert_state(f, id, "online_kernel");
+        assert_true(log_count(f, "MEMONLINE_DEVICE_KIND=dax") > 0);
+}
+
 /* A devdax device present at start is considered by the coldplug pass, not only by live dax events. */
 static void test_devdax_on_rescan(void **state) {
         struct fixture *f = *state;
@@ -996,6 +1122,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_bad_media_blocks_left_offline, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_media_unknown, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dax_remade_between_batches, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dax_batch_reuses_devices, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dax_batch_without_event_count, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_reused_devices_stale_fail_safe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_region_rule, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cxl_dry_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unreadable_block_reported, setup, teardown),

@@ -19,7 +19,9 @@ the last block (then the same for the first block, contender suffixed
 ":first") for gnuplot (plot-scaling.sh).
 
 bench-pipeline passes of an A/B (contenders "old" and "new") give a
-table of CPU per block, new over old, by the same rule.
+table of CPU per block, new over old, by the same rule; so do the guest
+trials of ab-images.py whose arms are named "old" and "new": time to the
+last and to the first block, and the batches' preparation.
 
 Then memonlined's own time per case, for the targets that are not
 ratios to another contender: its onlining phase over the kernel's own
@@ -193,6 +195,56 @@ def print_pipeline(rows):
                                                          row["verdict"]))
 
 
+def build_ab_rows(loaded):
+    """Guest trials of ab-images.py, arms "old" and "new" (a build each): per
+    case (kernel, kind, blocks), each arm's medians of the time to the last
+    and the first block and of its batches' preparation, and new over old
+    with the bootstrap interval and its verdict."""
+    by = {}
+    for path, line, r in loaded:
+        if r.get("ab_arm") in ("old", "new") and "kind" in r:
+            by.setdefault(benchstats.case_of(r), {}).setdefault(r["ab_arm"], []).append((path, line, r))
+    out = []
+    for case, sides in sorted(by.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        if set(sides) != {"old", "new"}:
+            continue
+        kernel, kind, blocks = case
+        row = {"kernel": kernel, "kind": kind, "blocks": blocks}
+        for k in ("old", "new"):
+            row[k + "_build"] = sides[k][0][2].get("build")
+            row[k + "_trials"] = len(sides[k])
+            row[k + "_ok"] = sum(1 for _, _, r in sides[k] if r.get("ok"))
+        measures = {f: [benchstats.times(sides[k], f) for k in ("old", "new")] for f, _ in MEASURES}
+        measures["prepare_ms"] = [[u / 1e3 for _, _, r in sides[k] if r.get("ok")
+                                   for u in (r.get("mo_prepare_usec") or []) if is_number(u)]
+                                  for k in ("old", "new")]
+        for field, (old, new) in measures.items():
+            iv = ratio_or_none(new, old)
+            row[field] = {"old": benchstats.median(old), "new": benchstats.median(new), "ratio": iv,
+                          "verdict": verdict(iv)}
+        out.append(row)
+    return out
+
+
+def print_build_ab(rows):
+    if not rows:
+        return
+    print("\n#### builds A/B in the guest (ab-images.py), new over old\n")
+    print("| kernel | case | old build (ok/trials) | new build (ok/trials) | measure | old, median "
+          "| new, median | new / old (95%) | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    units = {"e2e_s": ("last block", "%.3f s", 1), "first_block_s": ("first block", "%.3f s", 1),
+             "prepare_ms": ("preparation per batch", "%.0f ms", 1)}
+    for row in rows:
+        for field, (name, fmt, _) in units.items():
+            m = row[field]
+            print("| %s | %s, %s blocks | %s (%d/%d) | %s (%d/%d) | %s | %s | %s | %s | %s |" % (
+                row["kernel"], row["kind"], row["blocks"], row["old_build"], row["old_ok"], row["old_trials"],
+                row["new_build"], row["new_ok"], row["new_trials"], name,
+                "-" if m["old"] is None else fmt % m["old"], "-" if m["new"] is None else fmt % m["new"],
+                fmt_ratio(m["ratio"]), m["verdict"]))
+
+
 def fmt_median(m):
     return "-" if m is None else "%.2f s (%.2f-%.2f)" % (m["median"], m["lo"], m["hi"])
 
@@ -241,6 +293,7 @@ def main():
     rows = claim_rows(groups)
     own = own_time_rows(groups)
     pipeline = pipeline_rows(loaded)
+    build_ab = build_ab_rows(loaded)
     if pipeline and not a.json:
         print_pipeline(pipeline)
     if not rows and pipeline:
@@ -249,9 +302,10 @@ def main():
         print("verdicts: no trials in %s" % " ".join(a.paths), file=sys.stderr)
         return 1
     if a.json:
-        for row in rows + own:
+        for row in rows + own + build_ab:
             print(json.dumps(row, sort_keys=True))
     else:
+        print_build_ab(build_ab)
         print_markdown(rows)
         print_own_time(own)
     if a.plot_data:

@@ -10,9 +10,11 @@
 #   3. every way to online memory in a fresh QEMU TCG guest per trial
 #      (vm-bench.py): 64, 512, 2048 blocks, 3 repeats, interleaved.
 # --quick: VM part at 64 and 512 blocks, 1 repeat, 20 s idle.
-# --smoke: VM part at 64 blocks, 1 repeat, every contender (about 10 min
-#          on 2 cores); prints "N passed, N failed" and exits non-zero on
-#          any failure.
+# --smoke: VM part at 64 blocks, 1 repeat, every contender; a check, not
+#          a measurement: the DIMM contenders share one guest and the
+#          NVDIMM ones another, trial after trial (about 4 min on 2
+#          cores); prints "N passed, N failed" and exits non-zero on any
+#          failure.
 # --suite: the guest. bookworm (default): Debian 12, kernel 6.1; the image
 #          is BUILDDIR/tests-vm (tests/vm/build-image.sh BUILDDIR), (re)built
 #          when missing or older than BUILDDIR/memonlined. trixie: Debian 13,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every way to online hot-added memory, on a real kernel in a QEMU TCG
-guest, one fresh guest per trial.
+guest, one fresh guest per trial (but under --smoke, below).
 
 Usage: vm-bench.py --image-dir DIR --out FILE.jsonl [--sizes 64,512,2048]
                    [--rounds N] [--contenders a,b,...] [--nvdimm-sizes 64,512]
@@ -45,11 +45,24 @@ Type-3 device with volatile memory of the size asked for; `cxl
 create-region -m -d decoder0.0 -w 1 -t ram mem0` alone, and the kernel's
 kmem adds the region's blocks on a new CPU-less node. Either memonlined
 onlines them or, with memonlined masked, the kernel's own auto-online.
+
+--smoke (CI) checks, and measures nothing: 64 blocks, every contender once,
+and to save boots the DIMM contenders run one after another in one guest,
+the NVDIMM ones in another (a CXL trial keeps its own guest). That guest
+boots the kernel's own auto-online setting, and a contender that needs
+the other writes auto_online_blocks before its hot-add; the contenders
+that run memonlined go first, as the others mask it. Between two trials
+the guest loses the udev rule and any onlining loop of the trial before
+(and blocks it left offline are onlined by hand); each trial still gets
+fresh slots, its own trace and journal window, and is judged on its own
+blocks only. Its record says so: shared_guest (the guest's number in the
+run), shared_guest_trials_before, auto_online_written.
 """
 
 import argparse
 import contextlib
 import fcntl
+import itertools
 import json
 import os
 import re
@@ -116,6 +129,8 @@ set -e
 T=%(T)s
 [ -d $T/events ] || mount -t tracefs nodev $T
 echo 0 > $T/tracing_on
+# A shared smoke guest arms the probes again, and enabled probes cannot be removed.
+if [ -e $T/events/bench/enable ]; then echo 0 > $T/events/bench/enable; fi
 echo > $T/kprobe_events
 echo 'p:bench/add add_memory_resource' >> $T/kprobe_events
 echo 'r:bench/addr add_memory_resource ret=$retval' >> $T/kprobe_events
@@ -172,7 +187,10 @@ chmem -e -b $(echo "$ids" | head -n1)-$(echo "$ids" | tail -n1)
 """
 
 COUNT_BLOCKS = "ls /sys/devices/system/memory | grep -c '^memory[0-9]'"
-COUNT_OFFLINE = "grep -l '^offline' /sys/devices/system/memory/memory*/state 2>/dev/null | wc -l"
+# The offline blocks above a block id: a shared smoke guest holds the blocks of the trials before
+# (in a fresh guest every block up to the last before the hot-add is boot memory, online).
+COUNT_OFFLINE = ("grep -l '^offline' /sys/devices/system/memory/memory*/state 2>/dev/null | "
+                 "sed -n 's|.*/memory\\([0-9]*\\)/state$|\\1|p' | awk '$1 > %(last)d' | wc -l")
 # The highest block id before the hot-add: every new block is above it.
 LAST_BLOCK = "ls /sys/devices/system/memory | sed -n 's/^memory//p' | sort -n | tail -n1"
 # Zones of the online blocks above a block id (an online block's valid_zones is its zone), as "N zone" lines.
@@ -185,23 +203,23 @@ for d in /sys/devices/system/memory/memory[0-9]*; do
 done | sort | uniq -c
 """
 
-# Per ACPI memory device (DIMM): its blocks by zone, "offline" for those not online, as "N device zone" lines.
+# Per ACPI memory device (DIMM): its blocks above a block id by zone, "offline" for those not online,
+# as "N device zone" lines. A block's firmware_node is its DIMM; `cd -P` reads the link without a
+# fork per block (a shared smoke guest holds the DIMMs of the trials before, hundreds of blocks).
 DEVICE_ZONES = r"""
-shopt -s nullglob
-for a in /sys/bus/acpi/devices/PNP0C80:*; do
-    for l in $a/physical_node*; do
-        b=$(readlink $l); d=/sys/devices/system/memory/${b##*/}
-        read -r s < $d/state || continue
-        if [ "$s" = online ]; then read -r z < $d/valid_zones; else z=offline; fi
-        echo "${a##*/} $z"
-    done
+for d in /sys/devices/system/memory/memory[0-9]*; do
+    [ "${d##*memory}" -gt %(last)d ] && cd -P $d/firmware_node 2>/dev/null || continue
+    case ${PWD##*/} in PNP0C80:*) ;; *) continue ;; esac
+    read -r s < $d/state || continue
+    if [ "$s" = online ]; then read -r z < $d/valid_zones; else z=offline; fi
+    echo "${PWD##*/} $z"
 done | sort | uniq -c
 """
 
 
-def device_zones(vm):
-    """{device: {zone: blocks}} of the hot-added DIMMs: the layout, whole or split."""
-    out = vm.sh(DEVICE_ZONES, timeout=300).out
+def device_zones(vm, last):
+    """{device: {zone: blocks}} of the DIMMs hot-added above block id LAST: the layout, whole or split."""
+    out = vm.sh(DEVICE_ZONES % {"last": last}, timeout=300).out
     layout = {}
     for line in out.splitlines():
         parts = line.split()
@@ -439,9 +457,10 @@ def maxmem(size, guest_mem_mib):
     return MAXMEM if need <= int(MAXMEM[:-1]) else "%dG" % need
 
 
-def new_vm(args, append, cxl=(), size=0):
+def new_vm(args, append, cxl=(), size=0, slots=16):
+    """A guest for SIZE bytes of DIMMs, with SLOTS slots for DIMMs and NVDIMMs."""
     append = " ".join(a for a in (append, args.guest_append) if a)
-    return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=maxmem(size, args.guest_mem_mib),
+    return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=maxmem(size, args.guest_mem_mib), slots=slots,
               virtio_mem_size=0, extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400, cxl=cxl)
 
 
@@ -520,8 +539,9 @@ def prepare(vm, conf, loop, debug=False):
 READ_TRACE = r"sed -E 's/^(.*[0-9]: (bench\/)?[a-z]+:).*/\1/' %(T)s/trace"
 
 
-def collect(args, vm, res, n, base, mono, records):
-    """Wait for N onlined blocks, then read the trace, block counts and batch records."""
+def collect(args, vm, res, n, base, last, mono, records):
+    """Wait for N onlined blocks, then read the trace, the counts of the blocks above block id
+    LAST (BASE blocks before the hot-add) and the batch records logged after MONO."""
     got = int(vm.sh(WAIT_ONLINE % {"T": TRACE, "n": n, "timeout": args.timeout},
                     timeout=args.timeout + 60).out.strip() or 0)
     time.sleep(0.5)
@@ -530,7 +550,7 @@ def collect(args, vm, res, n, base, mono, records):
     ev = parse_trace(vm.sh(READ_TRACE % {"T": TRACE}, timeout=args.timeout).out)
     res.update(summarize_trace(ev, n))
     res["new_blocks"] = int(vm.sh(COUNT_BLOCKS).out) - base
-    res["offline_left"] = int(vm.sh(COUNT_OFFLINE).out)
+    res["offline_left"] = int(vm.sh(COUNT_OFFLINE % {"last": last}).out)
     if records:
         res.update(summarize_batches(batch_records(vm, mono), ev, batch_records(vm, mono, NODE_ID)))
     res.update(floor(res))
@@ -562,8 +582,9 @@ def daemon_log(vm, after_mono_usec, t0, limit=400):
     return lines[:limit]
 
 
-def guarded(vm, res, body):
-    """Run one trial; any failure is recorded in res, and the guest always goes."""
+def guarded(vm, res, body, keep_guest=False):
+    """Run one trial; any failure is recorded in res, and the guest goes (unless KEEP_GUEST:
+    a shared smoke guest runs the next trial)."""
     try:
         body()
     except Exception as e:  # noqa: BLE001
@@ -576,19 +597,31 @@ def guarded(vm, res, body):
         traceback.print_exc()
     finally:
         res["host_rss_peak_mib"] = qemu_peak_rss_mib(vm)
-        vm.close()
+        if not keep_guest:
+            vm.close()
     return res
 
 
-def run_dimm(args, name, blocks, rep):
-    want, conf, loop = DIMM_CONTENDERS[name]
-    append = auto_online_append(want, args.boot_auto)
-    res = {"contender": name, "kind": "dimm", "blocks": blocks, "repeat": rep}
+def trial_result(args, kind, name, blocks, rep, append):
+    """A trial's record as it starts: what it runs, and the guest's kernel and command line addition."""
+    res = {"contender": name, "kind": kind, "repeat": rep,
+           ("blocks" if kind == "dimm" else "blocks_requested"): blocks}
     kernel_fields(args, res, append)
+    return res
+
+
+def headroom_error(avail, need):
+    return "host headroom: %d MiB available, %d MiB needed" % (avail >> 20, need >> 20)
+
+
+def run_dimm(args, name, blocks, rep):
+    """One DIMM trial on a fresh guest."""
+    append = auto_online_append(DIMM_CONTENDERS[name][0], args.boot_auto)
+    res = trial_result(args, "dimm", name, blocks, rep, append)
     size = blocks * BLOCK
     ok, avail, need = host_headroom_ok(size, args.guest_mem_mib)
     if not ok:
-        res.update(ok=False, error="host headroom: %d MiB available, %d MiB needed" % (avail >> 20, need >> 20))
+        res.update(ok=False, error=headroom_error(avail, need))
         return res
     vm = new_vm(args, append, size=size)
 
@@ -596,39 +629,54 @@ def run_dimm(args, name, blocks, rep):
         res["boot_s"] = round(vm.boot(), 1)
         res["boot_retries"] = vm.boot_retries
         step(vm, "booted in %.1f s; preparing" % res["boot_s"])
-        prepare(vm, conf, loop, args.daemon_debug)
-        if not check_auto_online(vm, res, want, conf):
-            return
-        mem_kib = memory_before(vm, res)
-        base = int(vm.sh(COUNT_BLOCKS).out)
-        last = int(vm.sh(LAST_BLOCK).out)
-        step(vm, "%d blocks at boot, auto_online_blocks %s; arming the trace" % (base, res["auto_online_blocks"]))
-        mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
-        vm.sh(TRACE_SETUP)
-        pid = None
-        if loop in ("serial", "chmem"):
-            script = (SERIAL_LOOP if loop == "serial" else CHMEM_LOOP) % {
-                "base": base, "n": blocks, "zone": "online_movable"}
-            pid = vm.guest_exec_start(["/bin/bash", "-c", script], timeout=args.timeout)
-        t_host = time.monotonic()
-        step(vm, "hot-adding")
-        vm.hotplug_dimm(0, size // 2)
-        vm.hotplug_dimm(1, size // 2)
-        got = collect(args, vm, res, blocks, base, mono, conf is not None)
-        res["host_wait_s"] = round(time.monotonic() - t_host, 2)
-        if pid is not None:
-            lr = vm.guest_exec_wait(pid, timeout=60)
-            if lr.rc != 0:
-                res["loop_error"] = (lr.err or lr.out)[-300:]
-        res["zones"] = new_zones(vm, last)
-        res["device_zones"] = device_zones(vm)
-        memory_after(vm, res, mem_kib, res["new_blocks"])
-        res["ok"] = bool(got >= blocks and res["offline_left"] == 0 and res["new_blocks"] == blocks
-                         and "e2e_s" in res)
-        if not res["ok"]:
-            res["error"] = "%d of %d onlined, %d offline left" % (got, blocks, res["offline_left"])
+        dimm_trial(args, vm, res, name, blocks)
 
     return guarded(vm, res, body)
+
+
+def dimm_trial(args, vm, res, name, blocks, shared=None):
+    """Contender NAME onlines two hot-added DIMMs of BLOCKS blocks in all, in the booted guest VM;
+    SHARED is the SharedGuest under --smoke (None: a fresh guest)."""
+    want, conf, loop = DIMM_CONTENDERS[name]
+    size = blocks * BLOCK
+    prepare(vm, conf, loop, args.daemon_debug)
+    if shared is not None:
+        shared.set_auto_online(res, want)
+    if not check_auto_online(vm, res, want, conf):
+        return
+    mem_kib = memory_before(vm, res)
+    base = int(vm.sh(COUNT_BLOCKS).out)
+    last = int(vm.sh(LAST_BLOCK).out)
+    step(vm, "%d blocks before the hot-add, auto_online_blocks %s; arming the trace"
+         % (base, res["auto_online_blocks"]))
+    mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
+    vm.sh(TRACE_SETUP)
+    pid = None
+    if loop in ("serial", "chmem"):
+        script = (SERIAL_LOOP if loop == "serial" else CHMEM_LOOP) % {
+            "base": base, "n": blocks, "zone": "online_movable"}
+        pid = vm.guest_exec_start(["/bin/bash", "-c", script], timeout=args.timeout)
+        if shared is not None:
+            shared.loops.append(pid)
+    t_host = time.monotonic()
+    step(vm, "hot-adding")
+    vm.hotplug_dimm(0, size // 2)
+    vm.hotplug_dimm(1, size // 2)
+    got = collect(args, vm, res, blocks, base, last, mono, conf is not None)
+    res["host_wait_s"] = round(time.monotonic() - t_host, 2)
+    if pid is not None:
+        lr = vm.guest_exec_wait(pid, timeout=60)
+        if shared is not None:
+            shared.loops.remove(pid)
+        if lr.rc != 0:
+            res["loop_error"] = (lr.err or lr.out)[-300:]
+    res["zones"] = new_zones(vm, last)
+    res["device_zones"] = device_zones(vm, last)
+    memory_after(vm, res, mem_kib, res["new_blocks"])
+    res["ok"] = bool(got >= blocks and res["offline_left"] == 0 and res["new_blocks"] == blocks
+                     and "e2e_s" in res)
+    if not res["ok"]:
+        res["error"] = "%d of %d onlined, %d offline left" % (got, blocks, res["offline_left"])
 
 
 NDCTL_SETUP = r"""
@@ -636,57 +684,92 @@ for i in $(seq 120); do ndctl list -R | grep -q region && break; sleep 1; done
 ndctl disable-region all >/dev/null && ndctl init-labels -f all >/dev/null && ndctl enable-region all >/dev/null
 ndctl create-namespace -m devdax
 """
+NDCTL_REGIONS = r"""ndctl list -R | grep -o '"dev":"region[0-9]*"' | cut -d'"' -f4"""
+# In a shared smoke guest the regions of the trials before hold online memory: set up only
+# the region that was not there before the hot-add (BEFORE lists those that were).
+NDCTL_SETUP_NEW_REGION = r"""
+before=' %(before)s '
+for i in $(seq 120); do
+    for r in $(""" + NDCTL_REGIONS + r"""); do
+        case "$before" in *" $r "*) ;; *) break 2 ;; esac
+    done
+    r=; sleep 1
+done
+[ -n "$r" ] || { echo "no new NVDIMM region" >&2; exit 1; }
+dimm=$(cut -d, -f1 /sys/bus/nd/devices/$r/mapping0)
+ndctl disable-region $r >/dev/null && ndctl init-labels -f $dimm >/dev/null && ndctl enable-region $r >/dev/null
+ndctl create-namespace -m devdax -r $r
+"""
+
+
+def nvdimm_auto_online(name):
+    """The auto_online_blocks an NVDIMM contender needs: daxctl's own onlining needs the
+    kernel not to online first; memonlined takes what the kernel has (None)."""
+    return "offline" if name == "daxctl-online" else None
 
 
 def run_nvdimm(args, name, blocks, rep):
-    res = {"contender": name, "kind": "nvdimm", "blocks_requested": blocks, "repeat": rep}
-    # devdax keeps ~1.6% for its own memmap (map=dev) and aligns: ask for a little more.
-    size = (blocks * BLOCK * 102 // 100 + GiB - 1) // GiB * GiB
-    own = name == "daxctl-online"
-    # daxctl's own onlining needs the kernel not to online first.
-    want = "offline" if own else None
-    append = auto_online_append(want, args.boot_auto)
-    kernel_fields(args, res, append)
+    """One NVDIMM trial on a fresh guest."""
+    append = auto_online_append(nvdimm_auto_online(name), args.boot_auto)
+    res = trial_result(args, "nvdimm", name, blocks, rep, append)
     vm = new_vm(args, append)
 
     def body():
         res["boot_s"] = round(vm.boot(), 1)
         res["boot_retries"] = vm.boot_retries
-        settle_first = name == "daxctl-no-online+settle+memonlined"
-        conf = None if own else NVDIMM_CONF.get(name, "")
-        prepare(vm, conf, None, args.daemon_debug)
-        if not check_auto_online(vm, res, want, conf):
-            return
-        if settle_first:
-            vm.sh("systemctl stop memonlined.service; "
-                  "rm -f /usr/lib/udev/rules.d/99-memonline.rules /lib/udev/rules.d/99-memonline.rules; "
-                  "udevadm control --reload")
-        base = int(vm.sh(COUNT_BLOCKS).out)
-        vm.hotplug_nvdimm(2, size)
-        r = vm.sh(NDCTL_SETUP, timeout=400)
-        dev = json.loads(r.out)["daxregion"]["devices"][0]["chardev"]
-        mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
-        vm.sh(TRACE_SETUP)
-        cmd = "daxctl reconfigure-device --mode=system-ram %s %s" % ("" if own else "--no-online", dev)
-        if settle_first:
-            cmd = "{ %s && udevadm settle && systemctl start memonlined.service; }" % cmd
-        r = vm.sh("t0=$(date +%%s%%N); %s >/tmp/daxctl.json; rc=$?; t1=$(date +%%s%%N); "
-                  "echo $rc $(( (t1 - t0) / 1000 )); cat /tmp/daxctl.json" % cmd, timeout=args.timeout)
-        first, rest = r.out.split("\n", 1)
-        rc, usec = first.split()
-        res["daxctl_rc"], res["daxctl_wall_s"] = int(rc), round(int(usec) / 1e6, 3)
-        info = json.loads(rest)
-        info = info[0] if isinstance(info, list) else info
-        n = int(info.get("total_memblocks", 0))
-        res["blocks"] = n
-        got = collect(args, vm, res, n, base, mono, not own)
-        res["ok"] = bool(n > 0 and got >= n and res["offline_left"] == 0 and res["daxctl_rc"] == 0
-                         and "e2e_s" in res)
-        if not res["ok"]:
-            res["error"] = "%d of %d onlined, %d offline left, daxctl rc %s" % (
-                got, n, res["offline_left"], rc)
+        nvdimm_trial(args, vm, res, name, blocks)
 
     return guarded(vm, res, body)
+
+
+def nvdimm_trial(args, vm, res, name, blocks, shared=None):
+    """Contender NAME onlines a hot-added NVDIMM of BLOCKS blocks (devdax, then kmem) in the
+    booted guest VM; SHARED is the SharedGuest under --smoke (None: a fresh guest)."""
+    # devdax keeps ~1.6% for its own memmap (map=dev) and aligns: ask for a little more.
+    size = (blocks * BLOCK * 102 // 100 + GiB - 1) // GiB * GiB
+    own = name == "daxctl-online"
+    want = nvdimm_auto_online(name)
+    settle_first = name == "daxctl-no-online+settle+memonlined"
+    conf = None if own else NVDIMM_CONF.get(name, "")
+    prepare(vm, conf, None, args.daemon_debug)
+    if shared is not None:
+        shared.set_auto_online(res, want)
+    if not check_auto_online(vm, res, want, conf):
+        return
+    if settle_first:
+        vm.sh("systemctl stop memonlined.service; "
+              "rm -f /usr/lib/udev/rules.d/99-memonline.rules /lib/udev/rules.d/99-memonline.rules; "
+              "udevadm control --reload")
+    base = int(vm.sh(COUNT_BLOCKS).out)
+    last = int(vm.sh(LAST_BLOCK).out)
+    if shared is None:
+        vm.hotplug_nvdimm(2, size)
+        r = vm.sh(NDCTL_SETUP, timeout=400)
+    else:
+        before = vm.sh(NDCTL_REGIONS).out.split()
+        vm.hotplug_nvdimm(2, size)
+        r = vm.sh(NDCTL_SETUP_NEW_REGION % {"before": " ".join(before)}, timeout=400)
+    dev = json.loads(r.out)["daxregion"]["devices"][0]["chardev"]
+    mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
+    vm.sh(TRACE_SETUP)
+    cmd = "daxctl reconfigure-device --mode=system-ram %s %s" % ("" if own else "--no-online", dev)
+    if settle_first:
+        cmd = "{ %s && udevadm settle && systemctl start memonlined.service; }" % cmd
+    r = vm.sh("t0=$(date +%%s%%N); %s >/tmp/daxctl.json; rc=$?; t1=$(date +%%s%%N); "
+              "echo $rc $(( (t1 - t0) / 1000 )); cat /tmp/daxctl.json" % cmd, timeout=args.timeout)
+    first, rest = r.out.split("\n", 1)
+    rc, usec = first.split()
+    res["daxctl_rc"], res["daxctl_wall_s"] = int(rc), round(int(usec) / 1e6, 3)
+    info = json.loads(rest)
+    info = info[0] if isinstance(info, list) else info
+    n = int(info.get("total_memblocks", 0))
+    res["blocks"] = n
+    got = collect(args, vm, res, n, base, last, mono, not own)
+    res["ok"] = bool(n > 0 and got >= n and res["offline_left"] == 0 and res["daxctl_rc"] == 0
+                     and "e2e_s" in res)
+    if not res["ok"]:
+        res["error"] = "%d of %d onlined, %d offline left, daxctl rc %s" % (
+            got, n, res["offline_left"], rc)
 
 
 CXL_MEMDEV = r"""
@@ -700,8 +783,7 @@ CXL_CREATE = ("t0=$(date +%s%N); cxl create-region -m -d decoder0.0 -w 1 -t ram 
 def run_cxl(args, name, blocks, rep):
     want, conf = CXL_CONTENDERS[name]
     append = auto_online_append(want, args.boot_auto)
-    res = {"contender": name, "kind": "cxl", "blocks_requested": blocks, "repeat": rep}
-    kernel_fields(args, res, append)
+    res = trial_result(args, "cxl", name, blocks, rep, append)
     if not args.cxl:
         res.update(ok=False, error="the image has no cxl tool (CXL RAM regions need Debian 13's guest)")
         return res
@@ -731,7 +813,7 @@ def run_cxl(args, name, blocks, rep):
         bs = int(vm.sh("cat /sys/devices/system/memory/block_size_bytes").out.strip(), 16)
         n = int(info.get("size", 0)) // bs
         res["blocks"] = n
-        got = collect(args, vm, res, n, base, mono, conf is not None)
+        got = collect(args, vm, res, n, base, last, mono, conf is not None)
         res["zones"] = new_zones(vm, last)
         memory_after(vm, res, mem_kib, res["new_blocks"])
         res["ok"] = bool(n > 0 and got >= n and res["offline_left"] == 0 and res["cxl_rc"] == 0
@@ -740,6 +822,138 @@ def run_cxl(args, name, blocks, rep):
             res["error"] = "%d of %d onlined, %d offline left, cxl rc %s" % (got, n, res["offline_left"], rc)
 
     return guarded(vm, res, body)
+
+
+# --smoke only. The smoke checks that every contender onlines all its blocks and measures
+# nothing, so the DIMM contenders share one guest and the NVDIMM ones another, one trial after
+# the other: 2 boots instead of 11. A campaign boots a fresh guest per trial (inside one guest
+# the n-th hot-add is 3-6x slower than the first). A CXL device is fixed when its guest starts:
+# a CXL trial keeps a guest of its own.
+SHARED_KINDS = ("dimm", "nvdimm")
+
+# Between two trials in a shared smoke guest: what the trial before may have left behind
+# (the next trial's own set-up restarts or masks memonlined, writes auto_online_blocks and
+# re-arms the trace).
+SMOKE_RESET = r"""
+# udev-rule's rule (prepare() installs it again for a trial that wants it).
+rm -f /etc/udev/rules.d/90-bench-online.rules
+udevadm control --reload
+udevadm settle --timeout=120 || true
+# Blocks a failed trial left offline, online by hand: the next trial's loops would online them too.
+n=0
+for s in /sys/devices/system/memory/memory[0-9]*/state; do
+    read -r v < $s
+    if [ "$v" = offline ] && echo online > $s 2>/dev/null; then n=$((n + 1)); fi
+done
+echo $n
+"""
+
+
+def masks_memonlined(name):
+    """Whether contender NAME's set-up takes memonlined away for the rest of the guest's boot:
+    prepare() without a config masks it and deletes its udev rule; the settle diagnostic
+    deletes the rule too."""
+    if name in DIMM_CONTENDERS:
+        return DIMM_CONTENDERS[name][1] is None
+    if name in CXL_CONTENDERS:
+        return CXL_CONTENDERS[name][1] is None
+    return name == "daxctl-online" or name in NVDIMM_DIAG
+
+
+def smoke_guests(todo):
+    """The trials TODO ((round, position, kind, blocks, contender)) as --smoke runs them: lists
+    of trials that share a guest, in the order to run. One guest per kind and size, in TODO's
+    order; in it the contenders that run memonlined first (in TODO's order), then those that
+    take it away; a CXL trial alone."""
+    guests = {}
+    for t in todo:
+        _, _, kind, blocks, _ = t
+        guests.setdefault((kind, blocks) if kind in SHARED_KINDS else t, []).append(t)
+    return [sorted(g, key=lambda t: masks_memonlined(t[4])) for g in guests.values()]
+
+
+class SharedGuest:
+    """--smoke: the guest that one list of smoke_guests() runs its trials in, one after another.
+    Booted at the first trial, and again when a trial finds it hung or gone (trial() then runs
+    that trial once more, in the new guest). Every guest boots the kernel's own auto-online
+    setting; a trial that needs another writes it (set_auto_online). Before each later trial
+    reset() undoes what the trials before may have left."""
+
+    numbers = itertools.count()   # the guests of this run, as their trials record them (shared_guest)
+
+    def __init__(self, args, trials):
+        self.args = args
+        dimm_blocks = [s for _, _, kind, s, _ in trials if kind == "dimm"]
+        nvdimms = len(trials) - len(dimm_blocks)
+        # Two DIMMs a DIMM trial, one NVDIMM an NVDIMM trial: each trial gets fresh slots.
+        self.slots = max(16, 2 * len(dimm_blocks) + nvdimms)
+        # Every DIMM trial's memory stays in the guest (NVDIMMs sit at their own addresses).
+        self.added = sum(dimm_blocks) * BLOCK
+        self.vm = None
+        self.number = self.boot_s = self.boot_retries = None
+        self.trials = 0   # trials run in this guest so far
+        self.loops = []   # guest pids of onlining loops not seen to end
+
+    def run(self, name, blocks, rep):
+        """One trial of contender NAME at BLOCKS blocks in this guest: run_dimm's or
+        run_nvdimm's record, plus shared_guest (this guest's number) and
+        shared_guest_trials_before."""
+        kind = "dimm" if name in DIMM_CONTENDERS else "nvdimm"
+        res = trial_result(self.args, kind, name, blocks, rep, "")
+        if not self.running():
+            self.close()
+        if self.vm is None:
+            ok, avail, need = host_headroom_ok(self.added, self.args.guest_mem_mib)
+            if not ok:
+                res.update(ok=False, error=headroom_error(avail, need))
+                return res
+            self.vm = new_vm(self.args, "", size=self.added, slots=self.slots)
+            self.number, self.boot_s, self.trials, self.loops = next(self.numbers), None, 0, []
+        vm = self.vm
+        res.update(shared_guest=self.number, shared_guest_trials_before=self.trials)
+        self.trials += 1
+
+        def body():
+            if self.boot_s is None:
+                self.boot_s, self.boot_retries = round(vm.boot(), 1), vm.boot_retries
+                step(vm, "shared guest %d booted in %.1f s" % (self.number, self.boot_s))
+                res.update(boot_s=self.boot_s, boot_retries=self.boot_retries)
+            else:
+                res.update(boot_s=self.boot_s, boot_retries=self.boot_retries)
+                self.reset(res)
+            (dimm_trial if kind == "dimm" else nvdimm_trial)(self.args, vm, res, name, blocks, self)
+
+        guarded(vm, res, body, keep_guest=True)
+        if res.get("guest_unresponsive") or not vm.alive():
+            self.close()
+        return res
+
+    def reset(self, res):
+        """Undo what the trials before may have left: a loop still waiting for blocks (it would
+        online this trial's), the udev rule, blocks left offline."""
+        kill = "kill %s 2>/dev/null\n" % " ".join(map(str, self.loops)) if self.loops else ""
+        self.loops = []
+        onlined = int(self.vm.sh(kill + SMOKE_RESET, timeout=240).out.strip() or 0)
+        if onlined:
+            log("  shared guest %d: %d blocks left offline by the trials before, onlined by hand"
+                % (self.number, onlined))
+            res["reset_onlined_blocks"] = onlined
+
+    def set_auto_online(self, res, want):
+        """Write the auto_online_blocks the contender needs (WANT; None: what memonlined leaves,
+        as on a fresh guest), where a fresh guest has it from its command line. Called after
+        prepare(): a memonlined that stops gives back the setting it took over."""
+        if want is not None:
+            self.vm.sh("echo %s > %s" % (want, AUTO_ONLINE))
+            res["auto_online_written"] = want
+
+    def running(self):
+        return self.vm is not None and self.vm.alive()
+
+    def close(self):
+        if self.vm is not None:
+            self.vm.close()
+            self.vm = None
 
 
 def other_qemus():
@@ -793,10 +1007,26 @@ def trials_done(path):
     return done
 
 
-def trial_estimate_s(kind, blocks):
+# Of a trial's estimate, what a boot and the guest's start take.
+BOOT_ESTIMATE_S = 45
+
+
+def trial_estimate_s(kind, blocks, booted=False):
     """A trial's wall time on this 2-core host, from the campaigns of docs/BENCHMARKS.md
-    (a boot and set-up of about a minute, then about 0.06 s a block under TCG)."""
-    return (70 if kind == "nvdimm" else 60) + 0.06 * blocks
+    (a boot and set-up of about a minute, then about 0.06 s a block under TCG); BOOTED:
+    in a shared smoke guest that an earlier trial booted."""
+    return (70 if kind == "nvdimm" else 60) - (BOOT_ESTIMATE_S if booted else 0) + 0.06 * blocks
+
+
+def record(a, out, r, rnd, pos):
+    """Write trial result R to OUT as one JSON line, log it; True if it passed."""
+    r.update(round=rnd, position=pos, schedule_seed=a.seed, memmap_choice=a.memmap_choice)
+    out.write(json.dumps(r, sort_keys=True) + "\n")
+    out.flush()
+    log("  -> %s e2e=%s s first block %s s restarts=%s %s" % (
+        "ok" if r.get("ok") else "FAILED", r.get("e2e_s"), r.get("first_block_s"),
+        r.get("lock_restarts"), r.get("error", "")))
+    return bool(r.get("ok"))
 
 
 def source_build():
@@ -827,18 +1057,25 @@ def vm_lock(path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def trial(a, c, s, rnd):
-    """One trial of contender C at S blocks on a fresh guest, with the host's state around it."""
+def trial(a, c, s, rnd, shared=None):
+    """One trial of contender C at S blocks with the host's state around it: on a fresh guest,
+    or under --smoke in the SharedGuest SHARED."""
     waited, quiet = wait_quiet(a.wait_quiet)
     t = time.monotonic()
     load = os.getloadavg()[0]
-    run = run_dimm if c in DIMM_CONTENDERS else run_cxl if c in CXL_CONTENDERS else run_nvdimm
-    r = run(a, c, s, rnd)
+
+    def run():
+        if shared is not None:
+            return shared.run(c, s, rnd)
+        return (run_dimm if c in DIMM_CONTENDERS else run_cxl if c in CXL_CONTENDERS else run_nvdimm)(a, c, s, rnd)
+
+    r = run()
     if not r.get("ok") and r.get("guest_unresponsive"):
-        # Once, on a fresh guest; the first error stays in the record.
+        # Once, on a fresh guest (a shared guest that hung is gone: a new one boots); the first
+        # error stays in the record.
         log("  guest stopped answering or QEMU died in boot (%s); one more trial on a fresh guest" % r["error"])
         first = r["error"]
-        r = run(a, c, s, rnd)
+        r = run()
         r["retry_of"] = first
     r["trial_wall_s"] = round(time.monotonic() - t, 1)
     r["guest_append"] = a.guest_append
@@ -846,7 +1083,8 @@ def trial(a, c, s, rnd):
     r["host_load_before"] = round(load, 2)
     r["waited_for_quiet_s"], r["host_quiet"] = waited, quiet
     r["host_load_after"] = round(os.getloadavg()[0], 2)
-    r["other_qemus_after"] = other_qemus()
+    # Not the shared smoke guest this trial ran in (it lives on for the next).
+    r["other_qemus_after"] = other_qemus() - (shared is not None and shared.running())
     r["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     r["build"] = a.build
     return r
@@ -891,7 +1129,9 @@ def main():
     ap.add_argument("--guest-append", default="quiet",
                     help="added to every guest's kernel command line (default: quiet; '' for the console loud)")
     ap.add_argument("--smoke", action="store_true",
-                    help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster)")
+                    help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster); a check, "
+                         "not a measurement: the DIMM contenders share one guest and the NVDIMM ones another "
+                         "(CXL: one each), trial after trial, each record marked shared_guest")
     a = ap.parse_args()
     if a.build is None:
         a.build = source_build()
@@ -930,8 +1170,12 @@ def main():
     done = trials_done(a.out) if a.resume else set()
     todo = [(rnd, pos, kind, s, c) for rnd in range(a.repeat) for kind, s, cs in plan
             for pos, c in enumerate(scheds[(kind, s)][rnd]) if (kind, s, c, rnd) not in done]
-    log("%d trials to run (%d done before), about %s without waiting for the lock or a quiet host"
-        % (len(todo), len(done), hms(sum(trial_estimate_s(kind, s) for _, _, kind, s, _ in todo))))
+    # One trial a guest, or under --smoke the lists of trials that share one.
+    guests = smoke_guests(todo) if a.smoke else [[t] for t in todo]
+    estimate = sum(trial_estimate_s(kind, s, booted=i > 0 and kind in SHARED_KINDS)
+                   for g in guests for i, (_, _, kind, s, _) in enumerate(g))
+    log("%d trials to run (%d done before) in %d guests, about %s without waiting for the lock or a quiet host"
+        % (len(todo), len(done), len(guests), hms(estimate)))
     for kind, s, cs in plan:
         if a.repeat % benchstats.period(len(cs)):
             log("note: %s at %d blocks: %d rounds of %d contenders are not a whole number of balanced periods (%d)"
@@ -940,20 +1184,29 @@ def main():
         return 0
     passed = failed = 0
     with open(a.out, "a") as out:
-        for rnd, pos, kind, s, c in todo:
-            log("round %d, position %d: %s, %d blocks" % (rnd, pos, c, s))
-            with vm_lock(a.lock):
-                r = trial(a, c, s, rnd)
-            r.update(round=rnd, position=pos, schedule_seed=a.seed, memmap_choice=a.memmap_choice)
-            out.write(json.dumps(r, sort_keys=True) + "\n")
-            out.flush()
-            log("  -> %s e2e=%s s first block %s s restarts=%s %s" % (
-                "ok" if r.get("ok") else "FAILED", r.get("e2e_s"), r.get("first_block_s"),
-                r.get("lock_restarts"), r.get("error", "")))
-            if r.get("ok"):
-                passed += 1
-            else:
-                failed += 1
+        if a.smoke:
+            for group in guests:
+                shared = SharedGuest(a, group) if group[0][2] in SHARED_KINDS else None
+                # The lock is the host's one guest at a time: held as long as the shared guest lives.
+                with vm_lock(a.lock):
+                    try:
+                        for rnd, pos, kind, s, c in group:
+                            log("round %d, position %d: %s, %d blocks%s" % (
+                                rnd, pos, c, s, " (shared guest)" if shared else ""))
+                            ok = record(a, out, trial(a, c, s, rnd, shared), rnd, pos)
+                            passed, failed = passed + ok, failed + (not ok)
+                    finally:
+                        if shared is not None:
+                            shared.close()
+        else:
+            for rnd, pos, kind, s, c in todo:
+                log("round %d, position %d: %s, %d blocks" % (rnd, pos, c, s))
+                with vm_lock(a.lock):
+                    r = trial(a, c, s, rnd)
+                if record(a, out, r, rnd, pos):
+                    passed += 1
+                else:
+                    failed += 1
     print("vm-bench: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Checks of tests/bench/benchstats.py, one "ok - ..." or "not ok - ..."
-line each (test-bench-data.sh numbers them as TAP)."""
+"""Checks of tests/bench/benchstats.py, verdicts.py and vm-bench.py's plan
+of the smoke's shared guests, one "ok - ..." or "not ok - ..." line each
+(test-bench-data.sh numbers them as TAP)."""
 
+import importlib.util
 import itertools
 import os
 import statistics
@@ -10,6 +12,12 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import benchstats  # noqa: E402
 import verdicts  # noqa: E402
+
+# vm-bench.py is a script (its name is no module name): loaded from its path.
+_spec = importlib.util.spec_from_file_location(
+    "vm_bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "vm-bench.py"))
+vm_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(vm_bench)
 
 
 def check(cond, what):
@@ -170,9 +178,40 @@ def pipeline_ab():
           "half the CPU per block of the old build: faster (%.2f)" % got[0]["ratio"]["ratio"])
 
 
+def smoke_guests():
+    names = [c for c in vm_bench.ALL if c not in vm_bench.CXL_CONTENDERS]
+    plan = vm_bench.points(names, set(), [64], [64], [])
+    todo = [(0, pos, kind, s, c) for kind, s, cs in plan
+            for pos, c in enumerate(benchstats.schedule(cs, 1, "bench/%s/%d" % (kind, s))[0])]
+    guests = vm_bench.smoke_guests(todo)
+    check(len(guests) == 2 and [g[0][2] for g in guests] == ["dimm", "nvdimm"],
+          "the smoke's 11 trials in 2 guests: the DIMM contenders', then the NVDIMM ones'")
+    check(sorted(t for g in guests for t in g) == sorted(todo), "every smoke trial runs, once")
+    check(all(len({(t[2], t[3]) for t in g}) == 1 for g in guests), "a shared guest holds one kind and size")
+    for g in guests:
+        masks = [vm_bench.masks_memonlined(t[4]) for t in g]
+        check(masks == sorted(masks) and 0 < sum(masks) < len(masks),
+              "%s guest: the contenders that run memonlined before those that mask it" % g[0][2])
+    check([t[4] for t in guests[1]][-1] == "daxctl-online", "daxctl's own onlining last in the NVDIMM guest")
+    check(all(vm_bench.masks_memonlined(c) == (conf is None) for c, (_, conf, _) in vm_bench.DIMM_CONTENDERS.items()),
+          "a DIMM contender masks memonlined when it has no memonlined config")
+    kept = [t[4] for t in todo if not vm_bench.masks_memonlined(t[4])]
+    check([t[4] for g in guests for t in g if not vm_bench.masks_memonlined(t[4])] == kept,
+          "within a guest the rotation's order is kept otherwise")
+    cxl = [(0, i, "cxl", 8, c) for i, c in enumerate(vm_bench.CXL_CONTENDERS)]
+    check(vm_bench.smoke_guests(todo + cxl)[2:] == [[t] for t in cxl], "a CXL trial keeps a guest of its own")
+    dimm = vm_bench.SharedGuest(None, guests[0])
+    check(dimm.slots == 16 and dimm.added == 8 * 64 * vm_bench.BLOCK,
+          "the DIMM guest: two slots and 64 blocks of DIMMs a contender")
+    mixed = vm_bench.SharedGuest(None, guests[0] + guests[1])
+    check(mixed.slots == 19 and mixed.added == dimm.added, "an NVDIMM takes one slot and no DIMM memory")
+    check(vm_bench.maxmem(dimm.added, 2048) == vm_bench.MAXMEM, "the DIMM guest's memory fits the usual maxmem")
+
+
 bootstrap()
 rotation()
 pooling()
 claims()
 own_time()
 pipeline_ab()
+smoke_guests()

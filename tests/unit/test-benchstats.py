@@ -13,11 +13,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import benchstats  # noqa: E402
 import verdicts  # noqa: E402
 
-# vm-bench.py is a script (its name is no module name): loaded from its path.
-_spec = importlib.util.spec_from_file_location(
-    "vm_bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "vm-bench.py"))
-vm_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(vm_bench)
+
+
+def load_script(name, file):
+    """A script of tests/bench (its file name is no module name), loaded from its path."""
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", file))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+vm_bench = load_script("vm_bench", "vm-bench.py")
+ab_images = load_script("ab_images", "ab-images.py")
 
 
 def check(cond, what):
@@ -178,6 +186,42 @@ def pipeline_ab():
           "half the CPU per block of the old build: faster (%.2f)" % got[0]["ratio"]["ratio"])
 
 
+def build_ab():
+    arms = [("old", "/i/old", "cxl+memonlined", "o1"), ("new", "/i/new", "cxl+memonlined", "n1"),
+            ("auto", "/i/new", "cxl+kernel-auto-online", "n1")]
+    plan = ab_images.todo(arms, 6, "t", set())
+    check(len(plan) == 18 and all(sorted(n for r, _, n in plan if r == rnd) == ["auto", "new", "old"]
+                                  for rnd in range(6)), "ab-images: every round runs every arm once")
+    sched = [[n for r, _, n in plan if r == rnd] for rnd in range(6)]
+    check(all(c == [2, 2, 2] for c in benchstats.position_counts(sched).values()),
+          "ab-images: over 6 rounds of 3 arms each arm takes each position twice")
+    check(ab_images.todo(arms, 6, "t", {("old", 0), ("new", 3)}) ==
+          [t for t in plan if t[::2] not in ((0, "old"), (3, "new"))], "ab-images: --resume skips what ran")
+    check(ab_images.parse_arm("new=/a/b,cxl+memonlined,db3b597") == ("new", "/a/b", "cxl+memonlined", "db3b597"),
+          "ab-images: an arm is NAME=IMAGE_DIR,CONTENDER,BUILD")
+
+    def trial(arm, build, last, first, prepare, ok=True):
+        return ("f", 0, {"ab_arm": arm, "build": build, "kernel": "6.12", "kind": "cxl", "blocks_requested": 32,
+                         "contender": "cxl+memonlined", "ok": ok, "e2e_s": last, "first_block_s": first,
+                         "mo_prepare_usec": [prepare]})
+    rows = [trial("old", "o1", 1.0 + k * 0.01, 0.55 + k * 0.02, 150000 + k) for k in range(6)]
+    rows += [trial("new", "n1", 0.9 + k * 0.01, 0.56 + k * 0.02, 50000 + k) for k in range(6)]
+    rows.append(trial("new", "n1", None, None, 1, ok=False))
+    rows.append(("f", 0, {"ab_arm": "auto", "build": "n1", "kernel": "6.12", "kind": "cxl", "blocks_requested": 32,
+                          "contender": "cxl+kernel-auto-online", "ok": True, "e2e_s": 0.5}))
+    got = verdicts.build_ab_rows(rows)
+    check(len(got) == 1 and got[0]["old_build"] == "o1" and got[0]["new_build"] == "n1",
+          "builds A/B: one case, the old and the new arm's builds")
+    check(got[0]["new_trials"] == 7 and got[0]["new_ok"] == 6, "builds A/B: a failed trial counts, without a time")
+    check(got[0]["prepare_ms"]["verdict"] == "faster" and abs(got[0]["prepare_ms"]["new"] - 50.0025) < 1e-6,
+          "builds A/B: a third of the preparation is faster (%.2f)" % got[0]["prepare_ms"]["ratio"]["ratio"])
+    check(got[0]["e2e_s"]["verdict"] == "faster", "builds A/B: 10% off the last block, no overlap: faster")
+    check(got[0]["first_block_s"]["verdict"] == "not told apart",
+          "builds A/B: first blocks that overlap are not told apart")
+    check(verdicts.build_ab_rows([r for r in rows if r[2]["ab_arm"] != "old"]) == [],
+          "builds A/B: no old arm, no row")
+
+
 def smoke_guests():
     names = [c for c in vm_bench.ALL if c not in vm_bench.CXL_CONTENDERS]
     plan = vm_bench.points(names, set(), [64], [64], [])
@@ -214,4 +258,5 @@ pooling()
 claims()
 own_time()
 pipeline_ab()
+build_ab()
 smoke_guests()

@@ -605,7 +605,7 @@ def guarded(vm, res, body, keep_guest=False):
 def trial_result(args, kind, name, blocks, rep, append):
     """A trial's record as it starts: what it runs, and the guest's kernel and command line addition."""
     res = {"contender": name, "kind": kind, "repeat": rep,
-           ("blocks" if kind == "dimm" else "blocks_requested"): blocks}
+           ("blocks" if kind in DIMM_KINDS else "blocks_requested"): blocks}
     kernel_fields(args, res, append)
     return res
 
@@ -617,7 +617,7 @@ def headroom_error(avail, need):
 def run_dimm(args, name, blocks, rep):
     """One DIMM trial on a fresh guest."""
     append = auto_online_append(DIMM_CONTENDERS[name][0], args.boot_auto)
-    res = trial_result(args, "dimm", name, blocks, rep, append)
+    res = trial_result(args, dimm_kind(args), name, blocks, rep, append)
     size = blocks * BLOCK
     ok, avail, need = host_headroom_ok(size, args.guest_mem_mib)
     if not ok:
@@ -635,8 +635,8 @@ def run_dimm(args, name, blocks, rep):
 
 
 def dimm_trial(args, vm, res, name, blocks, shared=None):
-    """Contender NAME onlines two hot-added DIMMs of BLOCKS blocks in all, in the booted guest VM;
-    SHARED is the SharedGuest under --smoke (None: a fresh guest)."""
+    """Contender NAME onlines two hot-added DIMMs of BLOCKS blocks in all (one with --one-dimm),
+    in the booted guest VM; SHARED is the SharedGuest under --smoke (None: a fresh guest)."""
     want, conf, loop = DIMM_CONTENDERS[name]
     size = blocks * BLOCK
     prepare(vm, conf, loop, args.daemon_debug)
@@ -660,8 +660,11 @@ def dimm_trial(args, vm, res, name, blocks, shared=None):
             shared.loops.append(pid)
     t_host = time.monotonic()
     step(vm, "hot-adding")
-    vm.hotplug_dimm(0, size // 2)
-    vm.hotplug_dimm(1, size // 2)
+    if args.one_dimm:
+        vm.hotplug_dimm(0, size)
+    else:
+        vm.hotplug_dimm(0, size // 2)
+        vm.hotplug_dimm(1, size // 2)
     got = collect(args, vm, res, blocks, base, last, mono, conf is not None)
     res["host_wait_s"] = round(time.monotonic() - t_host, 2)
     if pid is not None:
@@ -987,9 +990,17 @@ def wait_quiet(limit):
         time.sleep(1)
 
 
-def points(contenders, big, sizes, nv_sizes, cxl_sizes):
+# Two DIMMs (the default), or one (--one-dimm): a case of its own.
+DIMM_KINDS = ("dimm", "dimm1")
+
+
+def dimm_kind(args):
+    return "dimm1" if getattr(args, "one_dimm", False) else "dimm"
+
+
+def points(contenders, big, sizes, nv_sizes, cxl_sizes, dimm="dimm"):
     """[(kind, blocks, [contenders])]: what each round measures, in order."""
-    plan = [("dimm", s, [c for c in contenders if c in DIMM_CONTENDERS and (s < 2048 or c in big)]) for s in sizes]
+    plan = [(dimm, s, [c for c in contenders if c in DIMM_CONTENDERS and (s < 2048 or c in big)]) for s in sizes]
     plan += [("nvdimm", s, [c for c in contenders if c in NVDIMM_CONTENDERS or c in NVDIMM_DIAG]) for s in nv_sizes]
     plan += [("cxl", s, [c for c in contenders if c in CXL_CONTENDERS]) for s in cxl_sizes]
     return [p for p in plan if p[2]]
@@ -1128,6 +1139,9 @@ def main():
     # global lock: the kernel's hotplug messages stalled vCPUs for seconds.
     ap.add_argument("--guest-append", default="quiet",
                     help="added to every guest's kernel command line (default: quiet; '' for the console loud)")
+    ap.add_argument("--one-dimm", action="store_true",
+                    help="hot-add the DIMM blocks as one DIMM on node 0, not two halves on nodes 0 and 1: "
+                         "a single device (the first-block target); its trials' kind is dimm1, a case of its own")
     ap.add_argument("--smoke", action="store_true",
                     help="64 blocks, one repeat, every contender, 2 GiB guests (they boot faster); a check, "
                          "not a measurement: the DIMM contenders share one guest and the NVDIMM ones another "
@@ -1165,7 +1179,7 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",") if s]
     nv_sizes = [int(s) for s in a.nvdimm_sizes.split(",") if s]
     cxl_sizes = [int(s) for s in a.cxl_sizes.split(",") if s]
-    plan = points(contenders, big, sizes, nv_sizes, cxl_sizes)
+    plan = points(contenders, big, sizes, nv_sizes, cxl_sizes, dimm_kind(a))
     scheds = {(kind, s): benchstats.schedule(cs, a.repeat, "%s/%s/%d" % (a.seed, kind, s)) for kind, s, cs in plan}
     done = trials_done(a.out) if a.resume else set()
     todo = [(rnd, pos, kind, s, c) for rnd in range(a.repeat) for kind, s, cs in plan

@@ -222,6 +222,16 @@ def build_ab():
           "builds A/B: no old arm, no row")
 
 
+def one_dimm():
+    class Args:
+        one_dimm = True
+    plan = vm_bench.points(["memonlined", "kernel-auto-online", "cxl+memonlined"], set(), [512], [], [],
+                           vm_bench.dimm_kind(Args()))
+    check(plan == [("dimm1", 512, ["memonlined", "kernel-auto-online"])], "--one-dimm: a case of its own, dimm1")
+    check(vm_bench.dimm_kind(object()) == "dimm", "without --one-dimm: two DIMMs, dimm")
+    check(benchstats.REFERENCE["dimm1"] == "kernel-auto-online", "one DIMM is compared with auto-online too")
+
+
 def smoke_guests():
     names = [c for c in vm_bench.ALL if c not in vm_bench.CXL_CONTENDERS]
     plan = vm_bench.points(names, set(), [64], [64], [])
@@ -259,4 +269,5 @@ claims()
 own_time()
 pipeline_ab()
 build_ab()
+one_dimm()
 smoke_guests()

@@ -590,16 +590,14 @@ class FaultScenarios:
                 self.wait_new_blocks(4)
                 self.sh(kill)
             elif phase == "writing":
-                # 128 blocks: 32 were all online before the watcher's first look on 6.12. On
-                # node 0, as in adds-during-stop: node 1 holds about 180 GiB by now, and its
-                # 128 writes took about 25 s of this boot's time (6.12, 2026-12-05).
+                # 128 blocks: 32 were all online before the watcher's first look on 6.12.
                 pid = self.watch_first_online(kill, 128)
-                self.vm.hotplug_dimm(0, 16 * GiB)
+                self.vm.hotplug_dimm(1, 16 * GiB)
                 wr = self.vm.guest_exec_wait(pid, timeout=150)
                 self.check(wr.rc == 0, "could not kill mid-batch: %s" % wr.out.strip())
             elif phase == "stopping":
-                # Large enough that the stop's job is still writing when the watcher acts.
-                self.vm.hotplug_dimm(0, 16 * GiB)
+                # Large enough that the stop's job is still writing when the watcher looks.
+                self.vm.hotplug_dimm(1, 16 * GiB)
                 self.wait_new_blocks(128)
                 pid = self.watch_first_online(kill, 128)
                 self.sh("kill -TERM $(systemctl show -p MainPID --value memonlined)")

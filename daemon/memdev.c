@@ -52,16 +52,30 @@ int memdev_set_add(struct memdev_set *s, enum memdev_kind kind, const char *name
         return 0;
 }
 
+/* The devices of src but those of kind skip (MEMDEV_NONE: all of them), added to s as they are. */
+static int add_copies(struct memdev_set *s, const struct memdev_set *src, enum memdev_kind skip) {
+        int r;
+
+        for (size_t i = 0; i < src->n; i++) {
+                const struct memdev *d = &src->devs[i];
+
+                if (d->kind == skip)
+                        continue;
+                r = memdev_set_add(s, d->kind, d->name, d->start, d->end);
+                if (r < 0)
+                        return r;
+                s->devs[s->n - 1].dynamic = d->dynamic;
+        }
+        return 0;
+}
+
 int memdev_set_copy(const struct memdev_set *src, struct memdev_set *ret) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
         int r;
 
-        for (size_t i = 0; i < src->n; i++) {
-                r = memdev_set_add(&s, src->devs[i].kind, src->devs[i].name, src->devs[i].start, src->devs[i].end);
-                if (r < 0)
-                        return r;
-                s.devs[i].dynamic = src->devs[i].dynamic;
-        }
+        r = add_copies(&s, src, MEMDEV_NONE);
+        if (r < 0)
+                return r;
         memdev_set_clear(ret);
         *ret = s;
         s = (struct memdev_set) {};
@@ -599,17 +613,9 @@ static int add_dax_devices(struct memdev_set *s, const struct pmem_devices *devs
 
 int memdev_set_with_dax(const struct memdev_set *known, const struct pmem_devices *devs, struct memdev_set *ret) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
-        int r = 0;
+        int r;
 
-        for (size_t i = 0; r >= 0 && i < known->n; i++) {
-                const struct memdev *d = &known->devs[i];
-
-                if (d->kind == MEMDEV_DAX)
-                        continue;
-                r = memdev_set_add(&s, d->kind, d->name, d->start, d->end);
-                if (r >= 0)
-                        s.devs[s.n - 1].dynamic = d->dynamic;
-        }
+        r = add_copies(&s, known, MEMDEV_DAX);
         if (r >= 0)
                 r = add_dax_devices(&s, devs);
         if (r >= 0)

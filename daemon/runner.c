@@ -939,6 +939,12 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
  * without devices the guard decides block by block, as before, and
  * records name no device.
  */
+/* Each block of set (may be NULL) learns its hotplug device from the topology's. */
+static void blocks_learn_devices(const struct topology *t, struct block_set *set) {
+        for (size_t i = 0; set && i < set->n; i++)
+                set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
+}
+
 static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
                          struct block_set *set) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};
@@ -960,8 +966,7 @@ static void load_devices(struct runner *c, struct topology *t, const struct pmem
                 c->devices_read_at = events;
         }
         topology_set_devices(t, &s, &fw);
-        for (size_t i = 0; set && i < set->n; i++)
-                set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
+        blocks_learn_devices(t, set);
 }
 
 /*
@@ -998,8 +1003,7 @@ static int reuse_devices(struct runner *c, struct topology *t, int dax_scan, str
                         return -ESTALE;
         }
         topology_set_devices(t, &s, &c->fw_ranges);
-        for (size_t i = 0; i < set->n; i++)
-                set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
+        blocks_learn_devices(t, set);
         return 0;
 }
 

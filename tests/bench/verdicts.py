@@ -111,7 +111,7 @@ def own_time_rows(groups):
         phase = [r["onlining_phase_s"] / r["kernel_online_sum_s"] for r in ok
                  if is_number(r.get("onlining_phase_s")) and is_number(r.get("kernel_online_sum_s"))
                  and r["kernel_online_sum_s"] > 0]
-        prepare_ms = [u / 1e3 for r in ok for u in (r.get("mo_prepare_usec") or []) if is_number(u)]
+        prepare_ms = prepare_ms_of(ok)
         ref = groups.get((build, kernel, kind, blocks, REFERENCE.get(kind)), [])
         first_floors = [f for f in map(first_floor, ok) if f is not None]
         rows.append({"build": build, "kernel": kernel, "kind": kind, "blocks": blocks, "contender": contender,
@@ -126,6 +126,11 @@ def own_time_rows(groups):
                      "first_floor_over_reference": ratio_or_none(first_floors,
                                                                  benchstats.times(ref, "first_block_s"))})
     return rows
+
+
+def prepare_ms_of(trials):
+    """Every batch's preparation (MEMONLINE_PREPARE_USEC) of TRIALS, in ms."""
+    return [u / 1e3 for r in trials for u in (r.get("mo_prepare_usec") or []) if is_number(u)]
 
 
 def first_floor(r):
@@ -215,9 +220,7 @@ def build_ab_rows(loaded):
             row[k + "_trials"] = len(sides[k])
             row[k + "_ok"] = sum(1 for _, _, r in sides[k] if r.get("ok"))
         measures = {f: [benchstats.times(sides[k], f) for k in ("old", "new")] for f, _ in MEASURES}
-        measures["prepare_ms"] = [[u / 1e3 for _, _, r in sides[k] if r.get("ok")
-                                   for u in (r.get("mo_prepare_usec") or []) if is_number(u)]
-                                  for k in ("old", "new")]
+        measures["prepare_ms"] = [prepare_ms_of([r for _, _, r in sides[k] if r.get("ok")]) for k in ("old", "new")]
         for field, (old, new) in measures.items():
             iv = ratio_or_none(new, old)
             row[field] = {"old": benchstats.median(old), "new": benchstats.median(new), "ratio": iv,
@@ -233,10 +236,10 @@ def print_build_ab(rows):
     print("| kernel | case | old build (ok/trials) | new build (ok/trials) | measure | old, median "
           "| new, median | new / old (95%) | verdict |")
     print("|---|---|---|---|---|---|---|---|---|")
-    units = {"e2e_s": ("last block", "%.3f s", 1), "first_block_s": ("first block", "%.3f s", 1),
-             "prepare_ms": ("preparation per batch", "%.0f ms", 1)}
+    units = {"e2e_s": ("last block", "%.3f s"), "first_block_s": ("first block", "%.3f s"),
+             "prepare_ms": ("preparation per batch", "%.0f ms")}
     for row in rows:
-        for field, (name, fmt, _) in units.items():
+        for field, (name, fmt) in units.items():
             m = row[field]
             print("| %s | %s, %s blocks | %s (%d/%d) | %s (%d/%d) | %s | %s | %s | %s | %s |" % (
                 row["kernel"], row["kind"], row["blocks"], row["old_build"], row["old_ok"], row["old_trials"],

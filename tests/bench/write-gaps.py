@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Where memonlined's time goes in a real kernel, write by write.
 
-Usage: write-gaps.py --image-dir DIR --out FILE.jsonl [--kind dimm|cxl]
+Usage: write-gaps.py --image-dir DIR --out FILE.jsonl [--kind dimm|dimm1|cxl]
                      [--blocks N] [--repeat R] [--wait-quiet S]
+       write-gaps.py --summarize FILE.jsonl...
 
 One fresh guest per trial, set up as tests/bench/vm-bench.py sets up its
 memonlined contenders (the same kprobes, imported from it), with the
 daemon at MEMONLINED_LOG_LEVEL=debug. After the hot-add (two DIMMs of N/2
-blocks on nodes 0 and 1, or one CXL region of N blocks) it reads the
+blocks on nodes 0 and 1, one DIMM of N blocks on node 0, or one CXL
+region of N blocks) it reads the
 whole trace and the daemon's whole journal: each write's entry and
 return in userspace ("write times" lines) and each online_pages entry
 and return in the kernel, all on CLOCK_MONOTONIC. A write holds one
@@ -24,6 +26,15 @@ first block (MEMONLINE_PREPARE_USEC, MEMONLINE_FIRST_LATENCY_USEC), the
 boundary between batches (the last write of one batch to the first of
 the next), and the first online_pages after the add against the add's
 end. One JSON line per trial.
+
+The own gaps split in two: inside a batch (one write's return to the
+next write of the same batch) and across a batch boundary. Over the
+kernel's Σ online_pages of the paired writes, a trial gives the onlining
+phase (every write's span, and every own gap between two) and its
+floor: the writes' spans alone, what a writer with no cost of its own
+between writes would take in the same write order. --summarize prints
+both per trial and their medians with bootstrap 95% intervals
+(benchstats.py), the floor against the ≤ 1.15 × target of #28.
 """
 
 import argparse
@@ -35,7 +46,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
+import benchstats  # noqa: E402
 from vm import VM, image_env, kernel_tag  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("vm_bench", os.path.join(HERE, "vm-bench.py"))
@@ -66,11 +79,15 @@ def daemon_journal(vm, after_mono_usec):
 
 
 def writes_from(entries):
-    """(block, entry s, return s) of every successful write, in time order."""
-    w = []
+    """(block, entry s, return s, batch) of every successful write, in time order; a batch's
+    write-time lines come before its "Onlined" line, so batch counts those lines."""
+    w, batch = [], 0
     for j in entries:
-        if j["MESSAGE"].startswith("write times"):
-            w += [(int(b), int(a) / 1e6, int(r) / 1e6) for b, a, r in WRITE_RE.findall(j["MESSAGE"])]
+        m = j["MESSAGE"]
+        if m.startswith("write times"):
+            w += [(int(b), int(a) / 1e6, int(r) / 1e6, batch) for b, a, r in WRITE_RE.findall(m)]
+        elif m.startswith("Onlined "):
+            batch += 1
     return sorted(w, key=lambda x: x[1])
 
 
@@ -79,19 +96,33 @@ def decompose(writes, ev):
     onl = list(zip(ev["onl"], ev["onlr"]))
     k = 0
     paired = []
-    for blk, enter, ret in writes:
+    for blk, enter, ret, batch in writes:
         while k < len(onl) and onl[k][0] < enter:
             k += 1
         if k < len(onl) and onl[k][1] <= ret:
-            paired.append((blk, enter, ret, onl[k][0], onl[k][1]))
+            paired.append((blk, enter, ret, onl[k][0], onl[k][1], batch))
             k += 1
-    tail, own, head = [], [], []
+    tail, own, head, own_in, own_across = [], [], [], [], []
     for a, b in zip(paired, paired[1:]):
         tail.append((a[2] - a[4]) * 1e3)
         own.append((b[1] - a[2]) * 1e3)
         head.append((b[3] - b[1]) * 1e3)
+        (own_in if a[5] == b[5] else own_across).append(own[-1])
     r = {"writes": len(writes), "writes_paired": len(paired)}
-    for name, vals in (("tail", tail), ("own", own), ("head", head)):
+    if paired:
+        online = sum(p[4] - p[3] for p in paired) * 1e3
+        spans = sum(p[2] - p[1] for p in paired) * 1e3
+        r["online_ms_sum"] = round(online, 1)
+        r["span_ms_sum"] = round(spans, 1)
+        r["own_in_batch_ms_sum"] = round(sum(own_in), 1)
+        r["own_across_batches_ms_sum"] = round(sum(own_across), 1)
+        if online > 0:
+            # Over Σ online_pages: the writes back to back (the floor), and with the gaps
+            # between them inside batches (the phase, less the batch boundaries).
+            r["floor_over_online"] = round(spans / online, 4)
+            r["in_batch_phase_over_online"] = round((spans + sum(own_in)) / online, 4)
+            r["phase_over_online"] = round((spans + sum(own)) / online, 4)
+    for name, vals in (("tail", tail), ("own", own), ("head", head), ("own_in_batch", own_in)):
         if vals:
             r[name + "_ms_sum"] = round(sum(vals), 1)
             r[name + "_ms_p50"] = round(pct(vals, 50), 3)
@@ -102,6 +133,9 @@ def decompose(writes, ev):
         t0 = ev["add"][0]
         big = sorted(((g, round(a[2] - t0, 3)) for g, a in zip(own, paired)), reverse=True)[:6]
         r["own_longest"] = [[round(g, 1), at] for g, at in big]
+        big = sorted(((g, round(a[2] - t0, 3)) for g, a, b in zip(own, paired, paired[1:]) if a[5] == b[5]),
+                     reverse=True)[:6]
+        r["own_in_batch_longest"] = [[round(g, 1), at] for g, at in big]
     return r
 
 
@@ -134,7 +168,7 @@ def boundaries(writes, entries):
 def trial(args, rep):
     cxl = args.kind == "cxl"
     vm = vb.new_vm(args, "", cxl=[args.blocks * vb.BLOCK] if cxl else ())
-    res = {"kind": args.kind, "blocks": args.blocks, "repeat": rep, "kernel": args.kernel}
+    res = {"kind": args.kind, "blocks": args.blocks, "repeat": rep, "kernel": args.kernel, "build": args.build}
 
     def body():
         res["boot_s"] = round(vm.boot(), 1)
@@ -145,6 +179,8 @@ def trial(args, rep):
         vm.sh(vb.TRACE_SETUP)
         if cxl:
             vm.sh(vb.CXL_CREATE.format(mem=mem), timeout=args.timeout)
+        elif args.kind == "dimm1":
+            vm.hotplug_dimm(0, args.blocks * vb.BLOCK)
         else:
             vm.hotplug_dimm(0, args.blocks // 2 * vb.BLOCK)
             vm.hotplug_dimm(1, args.blocks // 2 * vb.BLOCK)
@@ -174,11 +210,66 @@ def trial(args, rep):
     return vb.guarded(vm, res, body)
 
 
+SUMMARY_FIELDS = (("online_ms_sum", "Σ online_pages, ms"), ("head_ms_sum", "Σ head, ms"),
+                  ("tail_ms_sum", "Σ tail, ms"), ("own_in_batch_ms_sum", "Σ own in batch, ms"),
+                  ("own_in_batch_ms_p50", "own in batch p50, ms"), ("own_across_batches_ms_sum", "Σ own across batches, ms"))
+
+
+def summary_rows(trials):
+    """{(kernel, kind, blocks, build): [trials]} of the successful trials that paired writes."""
+    groups = {}
+    for r in trials:
+        if r.get("ok") and r.get("floor_over_online") is not None:
+            groups.setdefault((r.get("kernel"), r.get("kind"), r.get("blocks"), r.get("build")), []).append(r)
+    return groups
+
+
+def fmt_iv(iv, unit=" ×"):
+    if iv is None:
+        return "-"
+    return "%.2f%s (%.2f-%.2f)" % (iv["median"], unit, iv["lo"], iv["hi"])
+
+
+def summarize(paths):
+    """Per trial, then per case: the onlining phase and its floor over Σ online_pages."""
+    trials = []
+    for path in paths:
+        with open(path) as f:
+            trials += [json.loads(line) for line in f if line.strip()]
+    for key, rs in sorted(summary_rows(trials).items(), key=lambda kv: tuple(map(str, kv[0]))):
+        kernel, kind, blocks, build = key
+        print("\n#### %s, %s, %s blocks, build %s: %d trials\n" % (kernel, kind, blocks, build or "?", len(rs)))
+        print("| trial | " + " | ".join(h for _, h in SUMMARY_FIELDS)
+              + " | floor / Σ online_pages | in-batch phase / Σ online_pages | own share of the in-batch gaps |")
+        print("|---" * (len(SUMMARY_FIELDS) + 4) + "|")
+        for r in rs:
+            gaps = sum(r.get(k) or 0 for k in ("head_ms_sum", "tail_ms_sum")) + (r.get("own_in_batch_ms_sum") or 0)
+            share = (r.get("own_in_batch_ms_sum") or 0) / gaps if gaps else None
+            print("| %s | " % r.get("time", r.get("repeat"))
+                  + " | ".join("-" if r.get(k) is None else "%g" % r[k] for k, _ in SUMMARY_FIELDS)
+                  + " | %.3f | %.3f | %s |" % (r["floor_over_online"], r["in_batch_phase_over_online"],
+                                               "-" if share is None else "%.1f %%" % (share * 100)))
+        floor = benchstats.bootstrap_median([r["floor_over_online"] for r in rs])
+        phase = benchstats.bootstrap_median([r["in_batch_phase_over_online"] for r in rs])
+        own = benchstats.bootstrap_median([r["own_in_batch_ms_p50"] for r in rs if r.get("own_in_batch_ms_p50") is not None])
+        print("\nMedians (95%%): floor %s, in-batch phase %s, own gap in a batch at p50 %s; "
+              "the ≤ 1.15 × target %s." % (
+                  fmt_iv(floor), fmt_iv(phase), fmt_iv(own, " ms"),
+                  "lies below the floor's whole interval: out of reach for any writer in this order"
+                  if floor and floor["lo"] > 1.15 else
+                  "lies inside the floor's interval" if floor and floor["hi"] >= 1.15 else
+                  "lies above the floor's interval: reachable in principle"))
+    return 0
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--summarize":
+        return summarize(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image-dir", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--kind", choices=("dimm", "cxl"), default="cxl")
+    ap.add_argument("--kind", choices=("dimm", "dimm1", "cxl"), default="cxl")
+    ap.add_argument("--build", default=None, help="the build's commit, recorded in each trial")
     ap.add_argument("--blocks", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=900)

@@ -26,6 +26,7 @@ def load_script(name, file):
 
 vm_bench = load_script("vm_bench", "vm-bench.py")
 ab_images = load_script("ab_images", "ab-images.py")
+write_gaps = load_script("write_gaps", "write-gaps.py")
 
 
 def check(cond, what):
@@ -262,6 +263,36 @@ def smoke_guests():
     check(vm_bench.maxmem(dimm.added, 2048) == vm_bench.MAXMEM, "the DIMM guest's memory fits the usual maxmem")
 
 
+def gaps():
+    """write-gaps.py: which batch a write belongs to, and the phase and floor over Σ online_pages."""
+    entries = [{"MESSAGE": "write times (µs, entry-return): memory10 1000000-1004000, memory11 1005000-1009000"},
+               {"MESSAGE": "Onlined 2 blocks (0.25 GiB) on 1 node in 0.010 s"},
+               {"MESSAGE": "write times (µs, entry-return): memory12 1109000-1113000"},
+               {"MESSAGE": "Onlined 1 block (0.12 GiB) on 1 node in 0.004 s"}]
+    writes = write_gaps.writes_from(entries)
+    check([(w[0], w[3]) for w in writes] == [(10, 0), (11, 0), (12, 1)],
+          "write-gaps: a write belongs to the batch whose Onlined line follows it")
+    # online_pages takes 3 ms of each 4 ms write: 1 ms of head and none of tail, say.
+    ev = {"add": [0.5], "onl": [1.001, 1.006, 1.110], "onlr": [1.004, 1.009, 1.113]}
+    r = write_gaps.decompose(writes, ev)
+    check(r["writes_paired"] == 3 and r["online_ms_sum"] == 9.0 and r["span_ms_sum"] == 12.0,
+          "write-gaps: every write pairs with the online_pages inside it")
+    check(r["own_in_batch_ms_sum"] == 1.0 and r["own_across_batches_ms_sum"] == 100.0,
+          "write-gaps: own gaps inside a batch apart from the batch boundary")
+    check(abs(r["floor_over_online"] - 12 / 9) < 1e-3 and abs(r["in_batch_phase_over_online"] - 13 / 9) < 1e-3
+          and abs(r["phase_over_online"] - 113 / 9) < 1e-3,
+          "write-gaps: floor, in-batch phase and whole phase over Σ online_pages")
+    check(r["own_in_batch_longest"] == [[1.0, 0.504]], "write-gaps: the longest own gap inside a batch, and when")
+    # A write with no online_pages inside it (a block already online) is not paired.
+    lone = write_gaps.decompose(writes, {"add": [0.5], "onl": [1.001, 1.110], "onlr": [1.004, 1.113]})
+    check(lone["writes_paired"] == 2 and lone["online_ms_sum"] == 6.0, "write-gaps: a write without online_pages stays unpaired")
+    ok = {"ok": True, "kernel": "6.12", "kind": "dimm1", "blocks": 512, "build": "x"}
+    groups = write_gaps.summary_rows([dict(ok, floor_over_online=1.2), dict(ok, floor_over_online=1.3),
+                                      dict(ok, ok=False, floor_over_online=1.0), dict(ok, floor_over_online=None)])
+    check(list(groups) == [("6.12", "dimm1", 512, "x")] and len(groups[("6.12", "dimm1", 512, "x")]) == 2,
+          "write-gaps summary: only successful trials that paired writes")
+
+
 bootstrap()
 rotation()
 pooling()
@@ -271,3 +302,4 @@ pipeline_ab()
 build_ab()
 one_dimm()
 smoke_guests()
+gaps()

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include "blocks.h"
@@ -127,6 +128,16 @@ static struct acpi_span *acpi_span_find(struct acpi_span_cache *c, const char *n
         return NULL;
 }
 
+/* A device with no memory now: its next links are read afresh. */
+static void acpi_span_forget(struct acpi_span_cache *c, const char *name) {
+        struct acpi_span *e = acpi_span_find(c, name);
+
+        if (!e)
+                return;
+        free(e->name);
+        *e = c->spans[--c->n];
+}
+
 /* Remember a device's span; a failure only costs the next scan a full read. */
 static void acpi_span_remember(struct acpi_span_cache *c, const char *name, const struct acpi_span *span) {
         struct acpi_span *e = acpi_span_find(c, name);
@@ -145,6 +156,7 @@ static void acpi_span_remember(struct acpi_span_cache *c, const char *name, cons
         }
         e->n_links = span->n_links;
         e->first_link_block = span->first_link_block;
+        e->last_link_block = span->last_link_block;
         e->first = span->first;
         e->last = span->last;
 }
@@ -164,10 +176,23 @@ static int link_block(int dfd, const char *link, uint64_t *ret) {
         return block_id_from_name(base ? base + 1 : target, ret) < 0 ? -EINVAL : 0;
 }
 
+/* The block device dev's link number index names, dev a directory under bus_fd: as link_block(). */
+static int device_link_block(int bus_fd, const char *dev, size_t index, uint64_t *ret) {
+        char link[NAME_MAX + 48];
+
+        if (index == 0)
+                snprintf(link, sizeof(link), "%s/physical_node", dev);
+        else
+                snprintf(link, sizeof(link), "%s/physical_node%zu", dev, index);
+        return link_block(bus_fd, link, ret);
+}
+
 /* Read every physical_node* link of the device: the span of the blocks they name, and how many. */
 static int acpi_links_read(DIR *d, struct acpi_span *ret) {
-        struct acpi_span span = { .first = UINT64_MAX, .first_link_block = UINT64_MAX };
+        struct acpi_span span = { .first = UINT64_MAX, .first_link_block = UINT64_MAX,
+                                  .last_link_block = UINT64_MAX };
         struct dirent *de;
+        char name[48];
         uint64_t id;
 
         rewinddir(d);
@@ -186,6 +211,10 @@ static int acpi_links_read(DIR *d, struct acpi_span *ret) {
                 return -errno;
         if (span.first == UINT64_MAX)
                 return -ENOENT;
+        /* What the cache checks next time; none (UINT64_MAX) makes it list the device again. */
+        snprintf(name, sizeof(name), span.n_links > 1 ? "physical_node%zu" : "physical_node", span.n_links - 1);
+        if (link_block(dirfd(d), name, &id) >= 0)
+                span.last_link_block = id;
         *ret = span;
         return 0;
 }
@@ -211,17 +240,39 @@ static int acpi_link_ends(DIR *d, size_t n_links, struct acpi_span *ret) {
         }
         if (last < first || last - first != n_links - 1)
                 return -ERANGE;
-        *ret = (struct acpi_span) { .n_links = n_links, .first_link_block = first, .first = first, .last = last };
+        *ret = (struct acpi_span) { .n_links = n_links, .first_link_block = first, .last_link_block = last,
+                                    .first = first, .last = last };
         return 0;
 }
 
 /*
- * The memory block ids an ACPI memory device's physical_node* links name:
- * their span. From the cache when the links are as many as before and the
- * first still names the same block; else from the first and last links
- * when they account for all of them; else from every link.
+ * Are dev's links still those known: link 0 and link n-1 naming the same
+ * blocks as then, and no link n? Three readlinks instead of listing the
+ * device, whose directory holds a link per block (512 for a 64 GiB DIMM).
  */
-static int acpi_device_span(const char *dev_dir, const char *name, struct acpi_span_cache *cache,
+static bool acpi_links_as_known(int bus_fd, const char *dev, uint64_t first_link_block,
+                                const struct acpi_span *known) {
+        uint64_t id;
+
+        if (first_link_block != known->first_link_block || known->n_links == 0)
+                return false;
+        if (known->n_links > 1 && (device_link_block(bus_fd, dev, known->n_links - 1, &id) < 0 ||
+                                   id != known->last_link_block))
+                return false;
+        return device_link_block(bus_fd, dev, known->n_links, &id) == -ENOENT;
+}
+
+/*
+ * The memory block ids an ACPI memory device's physical_node* links name:
+ * their span. A device whose link 0 is absent has no memory: the kernel
+ * gives each block it binds the lowest free index, and unbinds from 0 up
+ * only while it removes the device's blocks, so one readlink tells for
+ * the empty slots, most of them. A device known with links is listed all
+ * the same. From the cache when the links are as known (first, last, and
+ * no more); else from the first and last links when they account for all
+ * of them; else from every link.
+ */
+static int acpi_device_span(int bus_fd, const char *name, struct acpi_span_cache *cache,
                             uint64_t *ret_first, uint64_t *ret_last) {
         _cleanup_closedir_ DIR *d = NULL;
         const struct acpi_span *known = acpi_span_find(cache, name);
@@ -229,25 +280,35 @@ static int acpi_device_span(const char *dev_dir, const char *name, struct acpi_s
         struct dirent *de;
         size_t n_links = 0;
         uint64_t first_link_block;
-        int r;
+        int fd, r;
 
-        d = opendir(dev_dir);
-        if (!d)
+        r = device_link_block(bus_fd, name, 0, &first_link_block);
+        if (r == -ENOENT && !known)
+                return -ENOENT;
+        if (r >= 0 && known && acpi_links_as_known(bus_fd, name, first_link_block, known)) {
+                *ret_first = known->first;
+                *ret_last = known->last;
+                return 0;
+        }
+        fd = openat(bus_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
                 return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
         while ((errno = 0, de = readdir(d)))
                 if (startswith(de->d_name, "physical_node"))
                         n_links++;
         if (errno != 0)
                 return -errno;
-        if (known && n_links == known->n_links && link_block(dirfd(d), "physical_node", &first_link_block) >= 0 &&
-            first_link_block == known->first_link_block) {
-                *ret_first = known->first;
-                *ret_last = known->last;
-                return 0;
-        }
         r = acpi_link_ends(d, n_links, &span);
         if (r < 0)
                 r = acpi_links_read(d, &span);
+        if (r == -ENOENT)
+                acpi_span_forget(cache, name);
         if (r < 0)
                 return r;
         acpi_span_remember(cache, name, &span);
@@ -258,26 +319,22 @@ static int acpi_device_span(const char *dev_dir, const char *name, struct acpi_s
 
 int memdev_scan_acpi(const char *sysfs_root, uint64_t block_size, struct acpi_span_cache *cache,
                      struct memdev_set *s) {
-        _cleanup_free_ char *path = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         int r;
 
         if (block_size == 0)
                 return -EINVAL;
-        r = sysfs_opendir_optional(sysfs_root, "bus/acpi/devices", &path, &d);
+        r = sysfs_opendir_optional(sysfs_root, "bus/acpi/devices", NULL, &d);
         if (r < 0 || !d)
                 return r;
         while ((errno = 0, de = readdir(d))) {
-                _cleanup_free_ char *dev_dir = NULL;
                 uint64_t first = 0, last = 0;
 
                 /* ACPI0012 is the NVDIMM root, not memory of its own; PNP0C80 is a memory device. */
                 if (!startswith(de->d_name, "PNP0C80:"))
                         continue;
-                if (asprintf(&dev_dir, "%s/%s", path, de->d_name) < 0)
-                        return -ENOMEM;
-                r = acpi_device_span(dev_dir, de->d_name, cache, &first, &last);
+                r = acpi_device_span(dirfd(d), de->d_name, cache, &first, &last);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

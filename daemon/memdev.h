@@ -54,17 +54,18 @@ int memdev_set_copy(const struct memdev_set *src, struct memdev_set *ret);
 int memdev_set_seal(struct memdev_set *s);
 
 /*
- * What memdev_scan_acpi() learned of each ACPI memory device, so that a
- * later scan need not read every physical_node link again (one per block:
- * 256 for a 32 GiB DIMM, every batch) while the device's links are as
- * they were: as many, and its first one leads to the same block. A DIMM's
- * links come and go all together (bind, unbind), and a slot refilled
- * elsewhere has another first block.
+ * What memdev_scan_acpi() learned of each ACPI memory device with memory,
+ * so that a later scan need neither list the device nor read every
+ * physical_node link again (one per block: 256 for a 32 GiB DIMM, every
+ * batch) while the device's links are as they were: link 0 and link n-1
+ * leading to the same blocks, and no link n. A DIMM's links come and go
+ * all together (bind, unbind), and a slot refilled elsewhere has another
+ * first block.
  */
 struct acpi_span {
         char *name;
         size_t n_links;
-        uint64_t first_link_block;
+        uint64_t first_link_block, last_link_block;     /* what links 0 and n-1 name */
         uint64_t first, last;           /* the block ids its links name */
 };
 struct acpi_span_cache {

@@ -89,9 +89,10 @@ static void relink(const char *root, unsigned index, const char *device) {
 }
 
 /*
- * Each batch asks for the DIMMs again: a DIMM whose links are as many as
- * before, the first naming the same block, keeps its span without one
- * readlink per block; a change in either reads them all again.
+ * Each batch asks for the DIMMs again: a DIMM whose link 0 and link n-1
+ * name the blocks they did, with no link n, keeps its span without
+ * listing the device or reading a link per block; a change in any of
+ * them reads it again.
  */
 static void test_acpi_span_cache(void **state) {
         const char *root = *state;
@@ -101,13 +102,27 @@ static void test_acpi_span_cache(void **state) {
         assert_int_equal(cache.n, 1);
         assert_int_equal(cache.spans[0].n_links, 8);
         assert_int_equal(cache.spans[0].first_link_block, 32);
+        assert_int_equal(cache.spans[0].last_link_block, 39);
 
-        /* The cache answers: a later link bent elsewhere is not read (the kernel never does that). */
-        relink(root, 7, "system/memory/memory60");
+        /*
+         * The cache answers without listing the device: an entry that only
+         * a listing would count, and a middle link bent elsewhere (the
+         * kernel never does that), change nothing. Without the cache the
+         * count no longer fits the ends, so every link is read.
+         */
+        fake_write(root, "bus/acpi/devices/PNP0C80:00/physical_node_stray", "%s", "stray");
+        relink(root, 3, "system/memory/memory60");
         assert_acpi_span(root, &cache, 32, 40);
-        /* Without it, the last link does not fit the count, so every link is read. */
         assert_acpi_span(root, NULL, 32, 61);
+        fake_unlink(root, "bus/acpi/devices/PNP0C80:00/physical_node_stray");
+        relink(root, 3, "system/memory/memory35");
+
+        /* The last link bent elsewhere: read again, link by link (the ends no longer fit). */
+        relink(root, 7, "system/memory/memory60");
+        assert_acpi_span(root, &cache, 32, 61);
+        assert_int_equal(cache.spans[0].last_link_block, 60);
         relink(root, 7, "system/memory/memory39");
+        assert_acpi_span(root, &cache, 32, 40);
 
         /* One more link (a DIMM still binding): read again. */
         fake_add_acpi_dimm(root, "PNP0C80:00", 32, 9);
@@ -127,6 +142,61 @@ static void test_acpi_span_cache(void **state) {
         assert_int_equal(cache.n, 1);
         acpi_span_cache_clear(&cache);
         assert_int_equal(cache.n, 0);
+}
+
+/*
+ * Most ACPI memory devices are empty slots: one readlink of link 0 tells,
+ * since the kernel gives each block it binds the lowest free index. Only
+ * while it removes a DIMM's blocks (from link 0 up) is link 0 gone before
+ * the others: a device known with memory is then listed and read whole,
+ * and forgotten once it has none.
+ */
+static void test_acpi_empty_slots(void **state) {
+        const char *root = *state;
+        struct acpi_span_cache cache = {};
+        struct memdev_set s = {};
+
+        fake_mkdir(root, "bus/acpi/devices/PNP0C80:01");
+        fake_mkdir(root, "bus/acpi/devices/PNP0C80:02");
+        fake_add_acpi_dimm(root, "PNP0C80:00", 32, 8);
+        assert_acpi_span(root, &cache, 32, 40);
+        assert_int_equal(cache.n, 1);
+
+        /* Being removed: link 0 and 1 gone first. The rest still make the span. */
+        fake_unlink(root, "bus/acpi/devices/PNP0C80:00/physical_node");
+        fake_unlink(root, "bus/acpi/devices/PNP0C80:00/physical_node1");
+        assert_acpi_span(root, &cache, 34, 40);
+        assert_int_equal(cache.n, 1);
+        assert_int_equal(cache.spans[0].n_links, 6);
+
+        /* All gone: no device, and nothing kept of it. */
+        for (unsigned i = 2; i < 8; i++) {
+                char rel[64];
+
+                snprintf(rel, sizeof(rel), "bus/acpi/devices/PNP0C80:00/physical_node%u", i);
+                fake_unlink(root, rel);
+        }
+        assert_int_equal(memdev_scan_acpi(root, BS, &cache, &s), 0);
+        assert_int_equal(s.n, 0);
+        assert_int_equal(cache.n, 0);
+
+        /* A slot never seen with memory whose link 0 is missing is taken as empty (the kernel binds 0 first). */
+        fake_symlink(root, "bus/acpi/devices/PNP0C80:01/physical_node1", "../../../../devices/system/memory/memory70");
+        assert_int_equal(memdev_scan_acpi(root, BS, &cache, &s), 0);
+        assert_int_equal(s.n, 0);
+
+        /* Its link 0 bound: read, and the new DIMM in another slot too. */
+        fake_symlink(root, "bus/acpi/devices/PNP0C80:01/physical_node", "../../../../devices/system/memory/memory69");
+        fake_add_acpi_dimm(root, "PNP0C80:02", 96, 4);
+        assert_int_equal(memdev_scan_acpi(root, BS, &cache, &s), 0);
+        assert_int_equal(memdev_set_seal(&s), 0);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(memdev_find(&s, 70 * BS, BS)->name, "PNP0C80:01");
+        assert_int_equal(memdev_find(&s, 70 * BS, BS)->start, 69 * BS);
+        assert_string_equal(memdev_find(&s, 99 * BS, BS)->name, "PNP0C80:02");
+        assert_int_equal(cache.n, 2);
+        memdev_set_clear(&s);
+        acpi_span_cache_clear(&cache);
 }
 
 /*
@@ -364,6 +434,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_acpi, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_acpi_span_cache, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_acpi_empty_slots, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_acpi_link_ends, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_virtio_mem, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_iomem_hostile, setup, teardown),

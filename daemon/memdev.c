@@ -176,14 +176,22 @@ static int link_block(int dfd, const char *link, uint64_t *ret) {
         return block_id_from_name(base ? base + 1 : target, ret) < 0 ? -EINVAL : 0;
 }
 
+#define PHYSICAL_NODE_NAME_MAX 40
+
+/* The name of physical node link number index: "physical_node", "physical_node1", ... */
+static void physical_node_name(size_t index, char buf[static PHYSICAL_NODE_NAME_MAX]) {
+        if (index == 0)
+                strcpy(buf, "physical_node");
+        else
+                snprintf(buf, PHYSICAL_NODE_NAME_MAX, "physical_node%zu", index);
+}
+
 /* The block device dev's link number index names, dev a directory under bus_fd: as link_block(). */
 static int device_link_block(int bus_fd, const char *dev, size_t index, uint64_t *ret) {
-        char link[NAME_MAX + 48];
+        char name[PHYSICAL_NODE_NAME_MAX], link[NAME_MAX + 1 + PHYSICAL_NODE_NAME_MAX];
 
-        if (index == 0)
-                snprintf(link, sizeof(link), "%s/physical_node", dev);
-        else
-                snprintf(link, sizeof(link), "%s/physical_node%zu", dev, index);
+        physical_node_name(index, name);
+        snprintf(link, sizeof(link), "%s/%s", dev, name);
         return link_block(bus_fd, link, ret);
 }
 
@@ -191,8 +199,8 @@ static int device_link_block(int bus_fd, const char *dev, size_t index, uint64_t
 static int acpi_links_read(DIR *d, struct acpi_span *ret) {
         struct acpi_span span = { .first = UINT64_MAX, .first_link_block = UINT64_MAX,
                                   .last_link_block = UINT64_MAX };
+        char name[PHYSICAL_NODE_NAME_MAX];
         struct dirent *de;
-        char name[48];
         uint64_t id;
 
         rewinddir(d);
@@ -212,7 +220,7 @@ static int acpi_links_read(DIR *d, struct acpi_span *ret) {
         if (span.first == UINT64_MAX)
                 return -ENOENT;
         /* What the cache checks next time; none (UINT64_MAX) makes it list the device again. */
-        snprintf(name, sizeof(name), span.n_links > 1 ? "physical_node%zu" : "physical_node", span.n_links - 1);
+        physical_node_name(span.n_links - 1, name);
         if (link_block(dirfd(d), name, &id) >= 0)
                 span.last_link_block = id;
         *ret = span;
@@ -227,14 +235,14 @@ static int acpi_links_read(DIR *d, struct acpi_span *ret) {
  * the span exactly, so a device bound otherwise is read link by link.
  */
 static int acpi_link_ends(DIR *d, size_t n_links, struct acpi_span *ret) {
+        char name[PHYSICAL_NODE_NAME_MAX];
         uint64_t first, last;
-        char name[48];
 
         if (n_links == 0 || link_block(dirfd(d), "physical_node", &first) < 0)
                 return -ENOENT;
         last = first;
         if (n_links > 1) {
-                snprintf(name, sizeof(name), "physical_node%zu", n_links - 1);
+                physical_node_name(n_links - 1, name);
                 if (link_block(dirfd(d), name, &last) < 0)
                         return -ENOENT;
         }

@@ -27,6 +27,7 @@ def load_script(name, file):
 vm_bench = load_script("vm_bench", "vm-bench.py")
 ab_images = load_script("ab_images", "ab-images.py")
 write_gaps = load_script("write_gaps", "write-gaps.py")
+sysfs_reads_ab = load_script("sysfs_reads_ab", "sysfs-reads-ab.py")
 
 
 def check(cond, what):
@@ -293,6 +294,22 @@ def gaps():
           "write-gaps summary: only successful trials that paired writes")
 
 
+def sysfs_reads():
+    """sysfs-reads-ab.py: the arms' turns, and what a run's lines give."""
+    turns = sysfs_reads_ab.order(6)
+    check(len(turns) == 12 and sum(1 for a, _ in turns if a == "old") == 6, "sysfs-reads-ab: each arm once a round")
+    firsts = [turns[2 * k][0] for k in range(6)]
+    check(firsts.count("old") == 3 and firsts.count("new") == 3, "sysfs-reads-ab: each arm leads in half of the rounds")
+    got = sysfs_reads_ab.parse("acpi_scan_cached 2400 0\nmemdev_load_cached 5000 0\npmem_scan 900 -2\n"
+                               "garbage line\nacpi_scan_uncached 12x 0\n")
+    check(got == {"acpi_scan_cached": 2400, "memdev_load_cached": 5000},
+          "sysfs-reads-ab: a failed read (result < 0) and malformed lines are left out")
+    check(sysfs_reads_ab.verdict({"lo": 0.2, "hi": 0.4}) == "faster"
+          and sysfs_reads_ab.verdict({"lo": 0.9, "hi": 1.1}) == "not told apart"
+          and sysfs_reads_ab.verdict({"lo": 1.1, "hi": 1.3}) == "slower",
+          "sysfs-reads-ab: the verdict follows the interval")
+
+
 bootstrap()
 rotation()
 pooling()
@@ -303,3 +320,4 @@ build_ab()
 one_dimm()
 smoke_guests()
 gaps()
+sysfs_reads()

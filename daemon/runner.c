@@ -933,18 +933,18 @@ static void attribute_blocks(struct runner *c, const struct pmem_devices *devs, 
                         set->blocks[i].attribution_unknown = true;
 }
 
-/*
- * The machine's hotplug devices for this pass (memdev_load()). Each block
- * of set (may be NULL) learns its own. A failure costs precision only:
- * without devices the guard decides block by block, as before, and
- * records name no device.
- */
 /* Each block of set (may be NULL) learns its hotplug device from the topology's. */
 static void blocks_learn_devices(const struct topology *t, struct block_set *set) {
         for (size_t i = 0; set && i < set->n; i++)
                 set->blocks[i].memdev = topology_block_device(t, set->blocks[i].id);
 }
 
+/*
+ * The machine's hotplug devices for this pass (memdev_load()). Each block
+ * of set (may be NULL) learns its own. A failure costs precision only:
+ * without devices the guard decides block by block, as before, and
+ * records name no device.
+ */
 static void load_devices(struct runner *c, struct topology *t, const struct pmem_devices *devs,
                          struct block_set *set) {
         _cleanup_(memdev_set_clear) struct memdev_set s = {};

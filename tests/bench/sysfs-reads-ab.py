@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "vm"))
 import benchstats  # noqa: E402
+from verdicts import fmt_ratio, verdict  # noqa: E402
 
 LINE_RE = re.compile(r"^([a-z_]+) (\d+) (-?\d+)$")
 WAIT_ONLINE = ("for i in $(seq 600); do n=$(grep -l offline /sys/devices/system/memory/memory*/state | wc -l); "
@@ -53,16 +54,6 @@ def parse(text):
     return got
 
 
-def verdict(iv):
-    if iv is None:
-        return "no data"
-    if iv["hi"] < 1:
-        return "faster"
-    if iv["lo"] > 1:
-        return "slower"
-    return "not told apart"
-
-
 def summarize(path):
     runs = []
     with open(path) as f:
@@ -78,7 +69,7 @@ def summarize(path):
         iv = benchstats.bootstrap_ratio(new, old) if new else None
         print("| %s | %.0f | %.0f | %s | %s | %d / %d |" % (
             read, benchstats.median(old), benchstats.median(new) if new else float("nan"),
-            "%.2f × (%.2f-%.2f)" % (iv["ratio"], iv["lo"], iv["hi"]) if iv else "-", verdict(iv), len(old), len(new)))
+            fmt_ratio(iv), verdict(iv), len(old), len(new)))
     return 0
 
 

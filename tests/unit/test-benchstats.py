@@ -304,10 +304,13 @@ def sysfs_reads():
                                "garbage line\nacpi_scan_uncached 12x 0\n")
     check(got == {"acpi_scan_cached": 2400, "memdev_load_cached": 5000},
           "sysfs-reads-ab: a failed read (result < 0) and malformed lines are left out")
-    check(sysfs_reads_ab.verdict({"lo": 0.2, "hi": 0.4}) == "faster"
-          and sysfs_reads_ab.verdict({"lo": 0.9, "hi": 1.1}) == "not told apart"
-          and sysfs_reads_ab.verdict({"lo": 1.1, "hi": 1.3}) == "slower",
+    n = {"n_num": 20, "n_den": 20}
+    check(sysfs_reads_ab.verdict(dict(n, lo=0.2, hi=0.4)) == "faster"
+          and sysfs_reads_ab.verdict(dict(n, lo=0.9, hi=1.1)) == "not told apart"
+          and sysfs_reads_ab.verdict(dict(n, lo=1.1, hi=1.3)) == "slower",
           "sysfs-reads-ab: the verdict follows the interval")
+    check(sysfs_reads_ab.verdict({"n_num": 5, "n_den": 20, "lo": 0.2, "hi": 0.4}) == "no verdict (n < 6)",
+          "sysfs-reads-ab: verdicts.py's rule, n >= 6 included")
 
 
 bootstrap()

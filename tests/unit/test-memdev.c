@@ -180,6 +180,28 @@ static void test_acpi_empty_slots(void **state) {
         assert_int_equal(s.n, 0);
         assert_int_equal(cache.n, 0);
 
+        /* Link 0 naming no memory block (hostile or odd): listed and read link by link, as before. */
+        fake_add_acpi_dimm(root, "PNP0C80:02", 96, 4);
+        fake_unlink(root, "bus/acpi/devices/PNP0C80:02/physical_node");
+        fake_symlink(root, "bus/acpi/devices/PNP0C80:02/physical_node", "../../../../devices/platform/foo");
+        assert_int_equal(memdev_scan_acpi(root, BS, &cache, &s), 0);
+        assert_int_equal(memdev_set_seal(&s), 0);
+        assert_int_equal(s.n, 1);
+        assert_string_equal(s.devs[0].name, "PNP0C80:02");
+        assert_int_equal(s.devs[0].start, 97 * BS);
+        assert_int_equal(s.devs[0].end, 100 * BS);
+        memdev_set_clear(&s);
+        for (unsigned i = 0; i < 4; i++) {
+                char rel[64];
+
+                snprintf(rel, sizeof(rel), i ? "bus/acpi/devices/PNP0C80:02/physical_node%u" :
+                         "bus/acpi/devices/PNP0C80:02/physical_node", i);
+                fake_unlink(root, rel);
+        }
+        assert_int_equal(memdev_scan_acpi(root, BS, &cache, &s), 0);
+        assert_int_equal(s.n, 0);
+        assert_int_equal(cache.n, 0);
+
         /* A slot never seen with memory whose link 0 is missing is taken as empty (the kernel binds 0 first). */
         fake_symlink(root, "bus/acpi/devices/PNP0C80:01/physical_node1", "../../../../devices/system/memory/memory70");
         assert_int_equal(memdev_scan_acpi(root, BS, &cache, &s), 0);

@@ -331,15 +331,17 @@ static void give_back_saved(struct reporter *rep, const char *sysfs_root, const 
                            why, found);
 }
 
-static void give_back_auto_online(struct loop *c) {
+/* Whether the kernel onlines what is added from now on because of this: it was offline, and now is not. */
+static bool give_back_auto_online(struct loop *c) {
         _cleanup_free_ char *found = NULL;
+        bool restored = false;
         int r;
 
         check_auto_online(c);
         if (!c->auto_online_taken) {
                 if (c->auto_online_state)
                         give_back_saved(c->reporter, c->sysfs_root, c->auto_online_state, "");
-                return;
+                return false;
         }
         unwatch_auto_online(c);         /* our own write is no news */
         r = auto_online_restore(c->sysfs_root, c->auto_online_state, c->auto_online_previous, &found);
@@ -347,14 +349,16 @@ static void give_back_auto_online(struct loop *c) {
                 report_log_errno(c->reporter, LOG_WARNING, MESSAGE_ID_AUTO_ONLINE, r,
                                  "cannot restore auto_online_blocks to \"%s\": %m; it stays offline",
                                  strempty(c->auto_online_previous));
-        else if (r > 0)
+        else if (r > 0) {
+                restored = true;
                 report_log(c->reporter, LOG_INFO, MESSAGE_ID_AUTO_ONLINE,
                            "restored auto_online_blocks to \"%s\": the kernel onlines hot-added memory itself again",
                            strempty(c->auto_online_previous));
-        else if (found)
+        } else if (found)
                 report_log(c->reporter, LOG_NOTICE, MESSAGE_ID_AUTO_ONLINE,
                            "auto_online_blocks was set to \"%s\" while memonlined ran; leaving it", found);
         drop_auto_online(c);
+        return restored;
 }
 
 /* At start and reload: own onlining while we run, or give it back, as the policy says. */
@@ -363,7 +367,7 @@ static void apply_auto_online_policy(struct loop *c) {
         int r;
 
         if (!c->policy->take_over_auto_online) {
-                give_back_auto_online(c);
+                (void) give_back_auto_online(c);
                 return;
         }
         check_auto_online(c);
@@ -1068,8 +1072,9 @@ static void report_left_offline(struct loop *c) {
  * The runner is idle and we are stopping; auto_online_blocks is given
  * back already (on_terminate), so blocks added from then on are the
  * kernel's. What came before is onlined now, in last jobs: the add events
- * that arrived during the stop, and the blocks held back or deferred for
- * a next batch that will not come. A job's own time lets more events in,
+ * that arrived during the stop, the blocks held back or deferred for a
+ * next batch that will not come, and, when auto-online was given back,
+ * whatever a read of every block finds offline. A job's own time lets more events in,
  * so each job is followed by another while events came, up to
  * STOP_JOBS_MAX and the stop's timeout; then exit.
  */
@@ -1106,9 +1111,14 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
         sd_notify(false, "STOPPING=1\nSTATUS=Stopping: finishing in-flight writes");
         c->exiting = true;
         atomic_store(&c->stop, true);
-        /* Before the last look: from now on the kernel's own setting takes what is added. */
-        if (c->auto_online_taken)
-                give_back_auto_online(c);
+        /*
+         * Before the last look: from now on the kernel's own setting takes
+         * what is added. An add that read "offline" before this created its
+         * blocks first, but its events may come after our last job: the
+         * stop's first job reads every block instead.
+         */
+        if (c->auto_online_taken && give_back_auto_online(c))
+                request_rescan(c, "stop");
         update_more_work(c);
         c->retry_source = sd_event_source_disable_unref(c->retry_source);
         (void) sd_event_source_set_enabled(c->timer_source, SD_EVENT_OFF);
@@ -1357,7 +1367,7 @@ int loop_run(struct loop *c) {
                 r = sd_event_loop(c->event);
         /* Stopped, or given up: the kernel's own onlining applies again. */
         if (c->auto_online_taken)
-                give_back_auto_online(c);
+                (void) give_back_auto_online(c);
         if (r < 0)
                 return r;
         report_log(c->reporter, LOG_INFO, NULL, "stopped after %llu blocks in %llu batches",

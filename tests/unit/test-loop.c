@@ -809,6 +809,46 @@ static void test_add_during_stop(void **state) {
         assert_true(err_has(f, "restored auto_online_blocks to \"online_movable\""));
 }
 
+/*
+ * An add that read auto_online_blocks as "offline" just before the stop
+ * gave it back: its block exists, its event has not come. The stop's
+ * first job reads every block, so it is not left offline.
+ */
+static void add_unannounced_then_stop(struct fixture *f) {
+        /* After the coldplug: its own rescan would find the block. */
+        if (!has_state(f, 35, "online_movable") || !runner_idle(f)) {
+                at(f, 20, add_unannounced_then_stop);
+                return;
+        }
+        fake_add_block(f->root, 40, 1, "offline", "Movable Normal");
+        stop(f);
+}
+
+static void test_stop_reads_every_block_after_give_back(void **state) {
+        struct fixture *f = *state;
+
+        fake_write(f->root, "devices/system/memory/auto_online_blocks", "online_movable\n");
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, add_unannounced_then_stop);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(has_state(f, 40, "online_movable"));
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_TRIGGER=stop"));
+        assert_true(err_has(f, "restored auto_online_blocks to \"online_movable\""));
+}
+
+/* Nothing given back, nothing announced: a stop does no job at all. */
+static void test_plain_stop_does_no_job(void **state) {
+        struct fixture *f = *state;
+
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 20, add_unannounced_then_stop);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_true(has_state(f, 40, "offline"));
+        fflush(f->out_f);
+        assert_null(strstr(f->out, "MEMONLINE_TRIGGER=stop"));
+}
+
 /* Adds that keep coming through the whole stop: past its last job, the rest is named, not left silently. */
 static uint64_t endless_next;
 
@@ -1276,6 +1316,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_held_block_onlined_at_stop, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hold_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_add_during_stop, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stop_reads_every_block_after_give_back, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_plain_stop_does_no_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_names_what_it_left, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_jobs_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_linked_batch_starts_early, setup, teardown),

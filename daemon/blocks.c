@@ -107,6 +107,73 @@ int block_linked(const char *sysfs_root, uint64_t id) {
         return node != NODE_NONE;
 }
 
+/* 1 if memoryN exists, 0 if not, -errno. */
+static int block_exists(const char *root, uint64_t id) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = sysfs_path(&path, root, MEMORY_DIR "/memory%llu", (unsigned long long) id);
+        if (r < 0)
+                return r;
+        if (access(path, F_OK) == 0)
+                return 1;
+        return errno == ENOENT ? 0 : -errno;
+}
+
+/* Past this many blocks (128 TiB of 128 MiB blocks) a run is taken to end: a bound on the looks. */
+#define BLOCK_RUN_MAX (UINT64_C(1) << 20)
+
+/*
+ * The last block of the run of existing blocks that begins at id, with
+ * about 2 log2(n) looks: the step doubles until a block is missing, then
+ * the gap is halved. A device's blocks are consecutive, so this is the
+ * last block of id's device, or of the devices right after it. Past a
+ * hole the halving may find a later device's block instead: a block
+ * whose add is over answers as the latest block alone did, one whose add
+ * runs makes the batch wait for it.
+ */
+static int block_run_end(const char *root, uint64_t id, uint64_t *ret_end) {
+        uint64_t present = id, missing = 0, step;
+        int r;
+
+        for (step = 1; step <= BLOCK_RUN_MAX && step <= UINT64_MAX - id; step *= 2) {
+                r = block_exists(root, id + step);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        missing = id + step;
+                        break;
+                }
+                present = id + step;
+        }
+        while (missing > present + 1) {
+                uint64_t mid = present + (missing - present) / 2;
+
+                r = block_exists(root, mid);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        present = mid;
+                else
+                        missing = mid;
+        }
+        *ret_end = present;
+        return 0;
+}
+
+int block_add_over(const char *sysfs_root, uint64_t id) {
+        uint64_t end;
+        int r;
+
+        r = block_linked(sysfs_root, id);
+        if (r <= 0)
+                return r;
+        r = block_run_end(sysfs_root, id, &end);
+        if (r < 0)
+                return r;
+        return end == id ? 1 : block_linked(sysfs_root, end);
+}
+
 /* Node directories exist only with CONFIG_NUMA. */
 static bool numa_kernel(const char *root) {
         _cleanup_free_ char *path = NULL;

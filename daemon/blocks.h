@@ -85,6 +85,16 @@ int block_read(const char *sysfs_root, uint64_t block_size, uint64_t id, struct 
  */
 int block_linked(const char *sysfs_root, uint64_t id);
 
+/*
+ * 1 if the add that made memoryN is over, 0 if it may still run, -errno.
+ * The kernel creates all of an add's blocks first, then links them to the
+ * node in ascending order: a linked block says only that the linking got
+ * that far. Over when memoryN is linked and so is the last block of the
+ * run of blocks that begins at it (all of its device's, and of any device
+ * added right after it).
+ */
+int block_add_over(const char *sysfs_root, uint64_t id);
+
 /* The same for a block whose state and node link the caller has read already (topology_load()). */
 int block_read_known(const char *sysfs_root, uint64_t block_size, uint64_t id, enum block_state state, int node,
                      struct mem_block *ret);

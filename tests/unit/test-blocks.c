@@ -308,6 +308,56 @@ static void test_block_linked(void **state) {
         assert_int_equal(block_linked(root, 9), 1);
 }
 
+/*
+ * The kernel creates an add's blocks, then links them to the node in
+ * ascending order: the first block linked says only that the linking
+ * began. The add is over when the last block of the run is linked too.
+ */
+static void test_block_add_over(void **state) {
+        const char *root = *state;
+
+        assert_int_equal(block_add_over(root, 40), -ENOENT);
+        /* A 300-block DIMM, created, its linking a third of the way. */
+        for (uint64_t id = 40; id < 340; id++)
+                fake_add_block(root, id, -1, "offline", "Movable Normal");
+        assert_int_equal(block_add_over(root, 40), 0);
+        for (uint64_t id = 40; id < 140; id++)
+                fake_link_block(root, id, 0);
+        assert_int_equal(block_add_over(root, 40), 0);
+        assert_int_equal(block_add_over(root, 139), 0);
+        assert_int_equal(block_linked(root, 40), 1);    /* what the early start used to look at */
+        for (uint64_t id = 140; id < 339; id++)
+                fake_link_block(root, id, 0);
+        assert_int_equal(block_add_over(root, 40), 0);  /* all but the last */
+        fake_link_block(root, 339, 0);
+        assert_int_equal(block_add_over(root, 40), 1);
+        assert_int_equal(block_add_over(root, 200), 1);
+        assert_int_equal(block_add_over(root, 339), 1);  /* the last itself: a run of one */
+
+        /* A second DIMM right after it, still being added: its run is the first's too. */
+        for (uint64_t id = 340; id < 345; id++)
+                fake_add_block(root, id, -1, "offline", "Movable Normal");
+        assert_int_equal(block_add_over(root, 40), 0);
+        for (uint64_t id = 340; id < 345; id++)
+                fake_link_block(root, id, 0);
+        assert_int_equal(block_add_over(root, 40), 1);
+
+        /*
+         * A hole, and a device beyond it still being added: the halving may
+         * land past the hole. Then it waits for that add too, never
+         * starting on a block whose add may run.
+         */
+        fake_add_block(root, 346, -1, "offline", "Movable Normal");
+        assert_int_equal(block_add_over(root, 346), 0);
+        assert_int_equal(block_add_over(root, 40), 0);
+        fake_link_block(root, 346, 0);
+        assert_int_equal(block_add_over(root, 40), 1);
+        assert_int_equal(block_add_over(root, 346), 1);
+
+        /* Ids at the top of the range do not wrap. */
+        assert_int_equal(block_add_over(root, UINT64_MAX), -ENOENT);
+}
+
 /* id * block_size must not wrap: a wrapped start could match a range rule. */
 static void test_phys_start(void **state) {
         const char *root = *state;
@@ -375,6 +425,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_skips_vanished, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_unreadable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_block_linked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_block_add_over, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_node_link_out_of_range, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_phys_start, setup, teardown),
                 cmocka_unit_test(test_scan_no_memory_dir),

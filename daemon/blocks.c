@@ -161,6 +161,15 @@ static int block_run_end(const char *root, uint64_t id, uint64_t *ret_end) {
         return 0;
 }
 
+/* Node directories exist only with CONFIG_NUMA. */
+static bool numa_kernel(const char *root) {
+        _cleanup_free_ char *path = NULL;
+
+        if (sysfs_path(&path, root, "devices/system/node") < 0)
+                return true;    /* assume the worst: skip a read rather than risk the oops */
+        return access(path, F_OK) == 0;
+}
+
 int block_add_over(const char *sysfs_root, uint64_t id) {
         uint64_t end;
         int r;
@@ -174,14 +183,17 @@ int block_add_over(const char *sysfs_root, uint64_t id) {
         return end == id ? 1 : block_linked(sysfs_root, end);
 }
 
-/* Node directories exist only with CONFIG_NUMA. */
-static bool numa_kernel(const char *root) {
-        _cleanup_free_ char *path = NULL;
+int block_add_running(const char *sysfs_root, uint64_t id) {
+        int r;
 
-        if (sysfs_path(&path, root, "devices/system/node") < 0)
-                return true;    /* assume the worst: skip a read rather than risk the oops */
-        return access(path, F_OK) == 0;
+        if (!numa_kernel(sysfs_root))
+                return 0;
+        r = block_add_over(sysfs_root, id);
+        if (r == -ENOENT)
+                return 0;       /* removed meanwhile: its add is not what to wait for */
+        return r < 0 ? r : !r;
 }
+
 
 /* Read memoryN/<attr>; the relative path always fits, so no allocation for it. */
 static int block_attr_read(const char *root, uint64_t id, const char *attr, char **ret) {

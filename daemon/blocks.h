@@ -95,6 +95,13 @@ int block_linked(const char *sysfs_root, uint64_t id);
  */
 int block_add_over(const char *sysfs_root, uint64_t id);
 
+/*
+ * 1 if the add that made memoryN still runs, as far as block_add_over()
+ * can tell; 0 if it is over, memoryN is gone, or nothing can tell (a
+ * kernel without NUMA links no block to a node); -errno.
+ */
+int block_add_running(const char *sysfs_root, uint64_t id);
+
 /* The same for a block whose state and node link the caller has read already (topology_load()). */
 int block_read_known(const char *sysfs_root, uint64_t block_size, uint64_t id, enum block_state state, int node,
                      struct mem_block *ret);

@@ -358,6 +358,27 @@ static void test_block_add_over(void **state) {
         assert_int_equal(block_add_over(root, UINT64_MAX), -ENOENT);
 }
 
+/* Running is "not over" on a NUMA kernel; gone, or no NUMA, tells nothing: then no batch waits for it. */
+static void test_block_add_running(void **state) {
+        const char *root = *state;
+
+        fake_mkdir(root, "devices/system/node");
+        assert_int_equal(block_add_running(root, 40), 0);       /* gone */
+        for (uint64_t id = 40; id < 44; id++)
+                fake_add_block(root, id, -1, "offline", "Movable Normal");
+        assert_int_equal(block_add_running(root, 40), 1);
+        fake_link_block(root, 40, 0);
+        assert_int_equal(block_add_running(root, 40), 1);       /* linking begun, not over */
+        for (uint64_t id = 41; id < 44; id++)
+                fake_link_block(root, id, 0);
+        assert_int_equal(block_add_running(root, 40), 0);
+        /* Without CONFIG_NUMA no block is ever linked: nothing to wait for. */
+        fake_add_block(root, 50, -1, "offline", "Movable Normal");
+        assert_int_equal(block_add_running(root, 50), 1);
+        fake_remove_dir_tree(root, "devices/system/node");
+        assert_int_equal(block_add_running(root, 50), 0);
+}
+
 /* id * block_size must not wrap: a wrapped start could match a range rule. */
 static void test_phys_start(void **state) {
         const char *root = *state;
@@ -425,6 +446,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scan_skips_vanished, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_scan_skips_unreadable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_block_linked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_block_add_running, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_block_add_over, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_node_link_out_of_range, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_phys_start, setup, teardown),

@@ -1164,6 +1164,74 @@ static void test_batch_waits_for_linking(void **state) {
         assert_true(ms >= 900);
 }
 
+/*
+ * The settle window closes on a DIMM (blocks 40-55) whose add still runs:
+ * made, none linked, and only four events through udev so far. The batch
+ * waits for the add's end, then takes the whole DIMM, the blocks whose
+ * events are still on the way included; not the blocks linked first.
+ */
+static bool hold_early_online, hold_batch_at_link;
+
+static void hold_trickle(struct fixture *f) {
+        for (uint64_t id = 44; id < 56; id++)
+                feed_add(f, id);
+        at(f, 600, stop_when_idle);
+}
+
+static void hold_link_rest(struct fixture *f) {
+        for (uint64_t id = 48; id < 56; id++)
+                fake_link_block(f->root, id, 1);
+        at(f, 300, hold_trickle);
+}
+
+static void hold_look_half(struct fixture *f) {
+        /* ... nor while the kernel had linked only the lower half. */
+        for (uint64_t id = 40; id < 44; id++)
+                hold_early_online |= has_state(f, id, "online_movable");
+        hold_link_rest(f);
+}
+
+static void hold_link_half(struct fixture *f) {
+        /* Nothing started while no block was linked... */
+        hold_batch_at_link = batches_started(f) > trickle_started_before;
+        for (uint64_t id = 40; id < 48; id++)
+                fake_link_block(f->root, id, 1);
+        at(f, 150, hold_look_half);
+}
+
+static void hold_feed(struct fixture *f) {
+        if (!has_state(f, 35, "online_movable") || !runner_idle(f)) {
+                at(f, 5, hold_feed);
+                return;
+        }
+        trickle_started_before = batches_started(f);
+        hold_batch_at_link = hold_early_online = false;
+        for (uint64_t id = 40; id < 56; id++)
+                fake_add_block(f->root, id, -1, "offline", "Movable Normal");
+        for (uint64_t id = 40; id < 44; id++)
+                feed_add(f, id);
+        at(f, 300, hold_link_half);
+}
+
+static void test_batch_held_while_add_runs(void **state) {
+        struct fixture *f = *state;
+
+        f->rep.max_priority = LOG_DEBUG;
+        /* settle_ms and max_wait_ms both pass long before the add is over. */
+        start_with(f, "[daemon]\nsettle_ms = 20\nmax_wait_ms = 100\n[zones]\ndefault = online_movable\n"
+                      "movable_ratio = 0\n", 0, 0);
+        at(f, 5, hold_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        assert_false(hold_batch_at_link);
+        assert_false(hold_early_online);
+        for (uint64_t id = 40; id < 56; id++)
+                assert_true(has_state(f, id, "online_movable"));
+        /* One batch of all 16, not the linked half first. */
+        fflush(f->out_f);
+        assert_non_null(strstr(f->out, "MEMONLINE_BLOCKS=16 "));
+        assert_true(err_has(f, "memory43's add still runs"));
+}
+
 static void busy_feed(struct fixture *f) {
         /* Due 25 ms from now, while the coldplug still writes (4 x 100 ms). */
         add_and_feed(f, 40);
@@ -1383,6 +1451,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unlinked_batch_waits, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_linked_batch_starts_on_arrival, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_batch_waits_for_linking, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_batch_held_while_add_runs, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_no_timer_turns_while_busy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_metrics_textfile, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_metrics_write_failure, setup, teardown),

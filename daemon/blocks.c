@@ -194,7 +194,6 @@ int block_add_running(const char *sysfs_root, uint64_t id) {
         return r < 0 ? r : !r;
 }
 
-
 /* Read memoryN/<attr>; the relative path always fits, so no allocation for it. */
 static int block_attr_read(const char *root, uint64_t id, const char *attr, char **ret) {
         char rel[128];

@@ -287,6 +287,11 @@ static bool runner_idle(struct fixture *f) {
         return !st.runner_busy;
 }
 
+/* The coldplug of blocks 32-35 has written them, and the runner waits for the next job. */
+static bool coldplug_over(struct fixture *f) {
+        return has_state(f, 35, "online_movable") && runner_idle(f);
+}
+
 /* Stop once the runner is idle. */
 static void stop_when_idle(struct fixture *f) {
         struct loop_stats st;
@@ -816,7 +821,7 @@ static void test_add_during_stop(void **state) {
  */
 static void add_unannounced_then_stop(struct fixture *f) {
         /* After the coldplug: its own rescan would find the block. */
-        if (!has_state(f, 35, "online_movable") || !runner_idle(f)) {
+        if (!coldplug_over(f)) {
                 at(f, 20, add_unannounced_then_stop);
                 return;
         }
@@ -975,7 +980,7 @@ static void trickle_feed(struct fixture *f) {
 
 static void trickle_start(struct fixture *f) {
         /* After the coldplug, so the first event's batch is the one watched. */
-        if (!has_state(f, 35, "online_movable") || !runner_idle(f)) {
+        if (!coldplug_over(f)) {
                 at(f, 5, trickle_start);
                 return;
         }
@@ -1200,7 +1205,7 @@ static void hold_link_half(struct fixture *f) {
 }
 
 static void hold_feed(struct fixture *f) {
-        if (!has_state(f, 35, "online_movable") || !runner_idle(f)) {
+        if (!coldplug_over(f)) {
                 at(f, 5, hold_feed);
                 return;
         }

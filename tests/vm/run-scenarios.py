@@ -663,7 +663,7 @@ class Suite(FaultScenarios, ZoneScenarios, PressureScenarios):
         # The killer runs in the guest, armed before the hot-add: at the first
         # new block's online uevent it kills the daemon (a poll of the blocks'
         # states in bash can be slower than a batch that starts as the add ends).
-        daemon_pid = self.sh("systemctl show -p MainPID --value memonlined").out.strip()
+        daemon_pid = self.unit_prop("MainPID")
         check(daemon_pid.isdigit() and daemon_pid != "0", "no MainPID for memonlined: %r" % daemon_pid)
         pid = self.watch_first_online("kill -9 %s" % daemon_pid, n, timeout=120)
         self.vm.hotplug_dimm(1, size)

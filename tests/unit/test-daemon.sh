@@ -44,7 +44,7 @@ check "a failed block is reported" wait_for grep -q 'MEMONLINE_BLOCK=memory34' "
 check "a failed block schedules a rescan" wait_for grep -q 'rescanning in 1 s' "$T/err"
 chattr -i "$T/sys/devices/system/memory/memory34/state"
 check "the retry rescan onlines it once the kernel accepts" wait_for is_state 34 online_movable
-check "the retry batch record says trigger=retry" grep -q 'MEMONLINE_TRIGGER=retry' "$T/out"
+check "the retry batch record says trigger=retry" wait_for grep -q 'MEMONLINE_TRIGGER=retry' "$T/out"
 
 # A broken file: the reload is refused with FILE:LINE, the old policy stays.
 cp "$T/conf" "$T/good"
@@ -60,7 +60,7 @@ printf '[zones]\ndefault = online_movable\nmovable_ratio = 0\n[node 2]\nzone = o
 kill -HUP "$pid"
 check "good reload is logged" wait_for grep -q "reloaded $T/conf" "$T/err"
 check "after reload node2 comes online as the new policy says" wait_for is_state 65 online_kernel
-check "the reload batch record says trigger=reload" grep -q 'MEMONLINE_TRIGGER=reload' "$T/out"
+check "the reload batch record says trigger=reload" wait_for grep -q 'MEMONLINE_TRIGGER=reload' "$T/out"
 check "batch sequence numbers increase" grep -q 'MEMONLINE_BATCH=3 ' "$T/out"
 
 kill -TERM "$pid"

@@ -804,9 +804,10 @@ static bool batch_held_for_add(struct loop *c, uint64_t now) {
 static int take_due_job(struct loop *c, bool stopping, struct job **ret) {
         _cleanup_(job_freep) struct job *j = NULL;
         uint64_t now = now_usec();
+        /* Once the settle window closed, the hold alone looks at the add: one look, not two. */
         bool due = stopping ? c->batcher.n > 0 :
-                   (!c->rescan_pending && batch_added(c, now)) ||
-                   (batcher_due(&c->batcher, now) && (c->rescan_pending || !batch_held_for_add(c, now)));
+                   batcher_due(&c->batcher, now) ? c->rescan_pending || !batch_held_for_add(c, now) :
+                   !c->rescan_pending && batch_added(c, now);
         int r;
 
         *ret = NULL;

@@ -23,6 +23,10 @@ table of CPU per block, new over old, by the same rule; so do the guest
 trials of ab-images.py whose arms are named "old" and "new": time to the
 last and to the first block, and the batches' preparation.
 
+--created prints, instead of the claims, the same table for the time
+from the hot-add command to the first add's blocks (blocks_created_at_s),
+before any onliner can act: whether a contender delays the add itself.
+
 Then memonlined's own time per case, for the targets that are not
 ratios to another contender: its onlining phase over the kernel's own
 sum of online_pages, per trial (median, bootstrap 95% interval), and the
@@ -45,6 +49,7 @@ import benchstats  # noqa: E402
 
 REFERENCE = benchstats.REFERENCE
 MEASURES = (("e2e_s", "last block"), ("first_block_s", "first block"))
+CREATED = (("blocks_created_at_s", "blocks appear"),)
 MIN_TRIALS = 6
 
 
@@ -68,7 +73,16 @@ def cases(groups):
     return out
 
 
-def claim_rows(groups):
+def field_times(trials, field):
+    """FIELD of the successful trials: a number, or for a per-add list
+    (blocks_created_at_s) its first add's."""
+    if field == "blocks_created_at_s":
+        return [r[field][0] for _, _, r in trials if r.get("ok") and isinstance(r.get(field), list)
+                and r[field] and is_number(r[field][0])]
+    return benchstats.times(trials, field)
+
+
+def claim_rows(groups, measures=MEASURES):
     """One dict per (case, contender), the reference's own row included."""
     rows = []
     for case, by_contender in sorted(cases(groups).items(), key=lambda kv: tuple(map(str, kv[0]))):
@@ -80,11 +94,11 @@ def claim_rows(groups):
                    "ok": sum(1 for _, _, r in trials if r.get("ok")),
                    "positions": sorted(r.get("position") for _, _, r in trials
                                        if isinstance(r.get("position"), int))}
-            for field, _ in MEASURES:
-                vals = benchstats.times(trials, field)
+            for field, _ in measures:
+                vals = field_times(trials, field)
                 row[field] = benchstats.bootstrap_median(vals)
                 if ref is not None and contender != REFERENCE.get(kind):
-                    iv = benchstats.bootstrap_ratio(vals, benchstats.times(ref, field))
+                    iv = benchstats.bootstrap_ratio(vals, field_times(ref, field))
                     row[field + "_ratio"] = iv
                     row[field + "_verdict"] = verdict(iv)
             rows.append(row)
@@ -275,6 +289,23 @@ def print_markdown(rows):
             ",".join(str(p) for p in row["positions"]) or "-"))
 
 
+def print_created(rows):
+    last = None
+    for row in rows:
+        case = (row["build"], row["kernel"], row["kind"], row["blocks"])
+        if case != last:
+            last = case
+            print("\n#### %s, %s, %s blocks (build %s): from the hot-add command to the first add's blocks\n"
+                  % (row["kernel"], row["kind"], row["blocks"], row["build"]))
+            print("| contender | trials ok | blocks appear, median (95%%) | × %s (95%%) | verdict |" % row["reference"])
+            print("|---|---|---|---|---|")
+        m = row["blocks_created_at_s"]
+        print("| %s | %d of %d | %s | %s | %s |" % (
+            row["contender"], row["ok"], row["trials"],
+            "-" if m is None else "%.3f s (%.3f-%.3f)" % (m["median"], m["lo"], m["hi"]),
+            fmt_ratio(row.get("blocks_created_at_s_ratio")), row.get("blocks_created_at_s_verdict", "reference")))
+
+
 def write_plot_data(rows, path):
     with open(path, "w") as f:
         for field, suffix in (("e2e_s", ""), ("first_block_s", ":first")):
@@ -290,9 +321,17 @@ def main():
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--json", action="store_true", help="one JSON object per row instead of Markdown")
     ap.add_argument("--plot-data")
+    ap.add_argument("--created", action="store_true", help="when the first add's blocks appear, by contender")
     a = ap.parse_args()
     loaded = benchstats.load(benchstats.trial_files(a.paths))
     groups = benchstats.pool(loaded)
+    if a.created:
+        rows = claim_rows(groups, CREATED)
+        for row in rows if a.json else ():
+            print(json.dumps(row, sort_keys=True))
+        if not a.json:
+            print_created(rows)
+        return 0 if rows else 1
     rows = claim_rows(groups)
     own = own_time_rows(groups)
     pipeline = pipeline_rows(loaded)

@@ -150,6 +150,27 @@ def claims():
 
 
 
+def created():
+    def trial(contender, rnd, created_at, ok=True):
+        return ("f", rnd, {"contender": contender, "kind": "dimm1", "blocks": 512, "kernel": "6.1", "build": "b1",
+                           "ok": ok, "e2e_s": 5.0, "first_block_s": 2.0, "blocks_created_at_s": created_at})
+    rows = []
+    for rnd in range(6):
+        rows.append(trial("kernel-auto-online", rnd, [1.8 + 0.05 * rnd]))
+        rows.append(trial("memonlined", rnd, [2.8 + 0.05 * rnd, 9.0]))     # the first add's counts, not the second's
+        rows.append(trial("udev-rule", rnd, [1.8 + 0.05 * ((rnd * 5) % 6)]))
+    rows += [trial("memonlined", 6, [0.1], ok=False),                       # a failed trial adds nothing
+             trial("udev-rule", 7, []), trial("udev-rule", 8, None), trial("udev-rule", 9, [True])]
+    got = {r["contender"]: r for r in verdicts.claim_rows(benchstats.pool(rows), verdicts.CREATED)}
+    m, u = got["memonlined"], got["udev-rule"]
+    check(m["blocks_created_at_s"]["n"] == 6 and abs(m["blocks_created_at_s"]["median"] - 2.925) < 1e-9,
+          "blocks appear: the first add's time of each successful trial")
+    check(m["blocks_created_at_s_verdict"] == "slower", "an add that starts later: slower")
+    check(u["blocks_created_at_s"]["n"] == 6 and u["blocks_created_at_s_verdict"] == "not told apart",
+          "trials that do not tell (no list, an empty one, a bool) are left out: not told apart")
+    check("e2e_s" not in m, "the blocks-appear table has no other measure")
+
+
 def own_time():
     def trial(contender, phase, kernel_sum, prepare, ok=True):
         return ("f", 1, {"contender": contender, "kind": "dimm", "blocks": 512, "kernel": "6.12", "build": "b1",
@@ -317,6 +338,7 @@ bootstrap()
 rotation()
 pooling()
 claims()
+created()
 own_time()
 pipeline_ab()
 build_ab()

@@ -145,6 +145,11 @@ echo 'r:bench/wr lock_device_hotplug_sysfs ret=$retval' >> $T/kprobe_events
 # ACPI hot-add work holds device_hotplug_lock from before the add to after it.
 echo 'p:bench/acpi acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
 echo 'r:bench/acpir acpi_device_hotplug' >> $T/kprobe_events 2>/dev/null || true
+# Each online takes mem_hotplug_lock for writing; when no hotplug operation held it within
+# the last RCU grace period, taking it waits for a new grace period (synchronize_rcu).
+echo 'p:bench/hb mem_hotplug_begin' >> $T/kprobe_events 2>/dev/null || true
+echo 'r:bench/hbr mem_hotplug_begin' >> $T/kprobe_events 2>/dev/null || true
+echo 'p:bench/rcu synchronize_rcu' >> $T/kprobe_events 2>/dev/null || true
 echo 'ret != 0' > $T/events/bench/lockr/filter
 echo 'ret == 0' > $T/events/bench/wr/filter
 echo mono > $T/trace_clock
@@ -273,20 +278,23 @@ def pct(sorted_vals, p):
 def parse_trace(text):
     """Times (s) of add entries, online_pages entries and returns, lock restarts."""
     ev = {"add": [], "addr": [], "mkblk": [], "onl": [], "onlr": [], "lockr": [], "acpi": [], "acpir": [],
-          "wr": [], "lockr_who": []}
+          "wr": [], "hb": [], "hbr": [], "rcu": [], "lockr_who": []}
+    by_task = ("lockr", "onl", "hb", "hbr", "rcu")
+    ev.update({k + "_who": [] for k in by_task})
     for line in text.splitlines():
-        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr|acpi|acpir|wr):", line)
+        m = re.search(r"\s(\d+\.\d+): (?:bench/)?(add|addr|mkblk|onl|onlr|lockr|acpi|acpir|wr|hb|hbr|rcu):", line)
         if not m:
             continue
-        if m.group(2) == "lockr":
-            # The task that was made to wait: "comm-pid [cpu] flags time:".
+        if m.group(2) in by_task:
+            # The task: "comm-pid [cpu] flags time:" (for lockr, the one made to wait).
             who = line.strip().split(" [", 1)[0].strip()
-            ev["lockr_who"].append((float(m.group(1)), who))
+            ev[m.group(2) + "_who"].append((float(m.group(1)), who))
         else:
             ev[m.group(2)].append(float(m.group(1)))
     for k in ev:
         ev[k].sort()
-    ev["lockr"] = [t for t, _ in ev["lockr_who"]]
+    for k in by_task:
+        ev[k] = [t for t, _ in ev[k + "_who"]]
     return ev
 
 
@@ -299,6 +307,33 @@ def covered(spans, lo, hi):
             total += b - a
             end = b
     return total
+
+
+def hotplug_begin_waits(ev, long_ms=1.0):
+    """How long each online waited to take mem_hotplug_lock (its task's mem_hotplug_begin
+    before its online_pages), and whether that task ran synchronize_rcu in the wait: the first
+    online (first_online_begin_ms, first_online_begin_rcu), and the waits of LONG_MS or more over
+    all onlines (a batch's first write after a quiet spell). {} without the probes."""
+    calls = {}
+    for (a, who), (b, who_r) in zip(sorted(ev["hb_who"], key=lambda e: (e[1], e[0])),
+                                    sorted(ev["hbr_who"], key=lambda e: (e[1], e[0]))):
+        if who != who_r or b < a:
+            return {}           # an entry without its return (the trace began or ended inside one)
+        calls.setdefault(who, []).append((a, b))
+    if len(ev["hb_who"]) != len(ev["hbr_who"]) or not ev["onl_who"] or not ev["add"]:
+        return {}
+    waits = []
+    for onl, who in ev["onl_who"]:
+        before = [c for c in calls.get(who, []) if c[1] <= onl]
+        if not before:
+            return {}
+        a, b = before[-1]
+        waits.append((onl, (b - a) * 1e3, any(w == who and a <= t <= b for t, w in ev["rcu_who"])))
+    t0 = ev["add"][0]
+    long_ = [w for w in waits if w[1] >= long_ms]
+    return {"first_online_begin_ms": round(waits[0][1], 3), "first_online_begin_rcu": waits[0][2],
+            "online_begin_long_ms_sum": round(sum(w[1] for w in long_), 1),
+            "online_begin_long": [[round(w[1], 1), round(w[0] - t0, 3), w[2]] for w in long_[:8]]}
 
 
 def summarize_trace(ev, n_expected):
@@ -364,6 +399,7 @@ def summarize_trace(ev, n_expected):
             long_ = sorted((p for p in pairs if p[0] >= 50), reverse=True)
             r["between_onlines_long_ms_sum"] = round(sum(g for g, _ in long_), 1)
             r["between_onlines_long"] = [[round(g, 1), round(at, 3)] for g, at in long_[:8]]
+        r.update(hotplug_begin_waits(ev))
         # The longest stretch with no block coming online: where the time goes.
         marks = [t0] + ev["onlr"]
         gaps = [(b - a, a - t0) for a, b in zip(marks, marks[1:])]

@@ -334,6 +334,30 @@ def sysfs_reads():
           "sysfs-reads-ab: verdicts.py's rule, n >= 6 included")
 
 
+def hotplug_begin():
+    """vm-bench.py: each online's wait in its own task's mem_hotplug_begin, and the RCU grace period in it."""
+    line = "  %s [000] .....  %.6f: %s: (x)"
+    trace = "\n".join(line % e for e in [
+        ("cxl-600", 1.000, "add"), ("cxl-600", 1.100, "addr"),
+        # Another task's begin and grace period, overlapping the writer's: not the writer's.
+        ("kworker-9", 1.205, "hb"), ("kworker-9", 1.206, "rcu"),
+        ("mo-write-n3-581", 1.200, "wr"), ("mo-write-n3-581", 1.201, "hb"),
+        ("mo-write-n3-581", 1.202, "rcu"), ("kworker-9", 1.250, "hbr"),
+        ("mo-write-n3-581", 1.274, "hbr"), ("mo-write-n3-581", 1.275, "onl"), ("mo-write-n3-581", 1.300, "onlr"),
+        ("mo-write-n3-581", 1.301, "wr"), ("mo-write-n3-581", 1.3010, "hb"), ("mo-write-n3-581", 1.3011, "hbr"),
+        ("mo-write-n3-581", 1.302, "onl"), ("mo-write-n3-581", 1.310, "onlr")])
+    r = vm_bench.summarize_trace(vm_bench.parse_trace(trace), 2)
+    check(r.get("first_online_begin_ms") == 73.0 and r.get("first_online_begin_rcu") is True,
+          "vm-bench: the first online's wait is its own task's begin, with the grace period in it")
+    check(r.get("online_begin_long") == [[73.0, 0.275, True]] and r.get("online_begin_long_ms_sum") == 73.0,
+          "vm-bench: the second online's 0.1 ms begin is no long wait")
+    other = vm_bench.summarize_trace(vm_bench.parse_trace(trace.replace("1.202000: rcu", "1.202000: xx")), 2)
+    check(other.get("first_online_begin_ms") == 73.0 and other.get("first_online_begin_rcu") is False,
+          "vm-bench: another task's grace period inside the wait is not the writer's")
+    cut = vm_bench.summarize_trace(vm_bench.parse_trace(trace.replace("1.274000: hbr", "1.274000: xx")), 2)
+    check("first_online_begin_ms" not in cut, "vm-bench: a begin without its return gives no wait")
+
+
 bootstrap()
 rotation()
 pooling()
@@ -346,3 +370,4 @@ one_dimm()
 smoke_guests()
 gaps()
 sysfs_reads()
+hotplug_begin()

@@ -2,7 +2,7 @@
 """The claims of a rotated campaign, by the pooling rule of
 docs/BENCHMARKS.md ("Pooling rule"), from vm-bench.py's JSON lines.
 
-Usage: verdicts.py FILE_OR_DIR [...] [--json] [--plot-data FILE.dat]
+Usage: verdicts.py FILE_OR_DIR [...] [--json] [--plot-data FILE.dat] [--created | --begin]
 
 Per case (build, kernel, kind, blocks) and contender: the trials (ok of
 all), the median time to the last block (e2e_s) and to the first
@@ -22,6 +22,12 @@ bench-pipeline passes of an A/B (contenders "old" and "new") give a
 table of CPU per block, new over old, by the same rule; so do the guest
 trials of ab-images.py whose arms are named "old" and "new": time to the
 last and to the first block, and the batches' preparation.
+
+--begin prints, instead of the claims, each contender's first online's
+wait to take mem_hotplug_lock (first_online_begin_ms: median with its
+interval, range, and the trials where a synchronize_rcu ran in it), then
+per trial with a first write the add's end to that write and the wait:
+whether the write came within the grace period the add left.
 
 --created prints, instead of the claims, the same table for the time
 from the hot-add command to the first add's blocks (blocks_created_at_s),
@@ -306,6 +312,48 @@ def print_created(rows):
             fmt_ratio(row.get("blocks_created_at_s_ratio")), row.get("blocks_created_at_s_verdict", "reference")))
 
 
+def begin_rows(groups):
+    """One dict per (case, contender) whose trials recorded the first online's
+    wait in mem_hotplug_begin, with the per-trial (add's end to the first write,
+    wait, grace period) of the trials that wrote."""
+    rows = []
+    for key, trials in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        ok = [r for _, _, r in trials if r.get("ok") and is_number(r.get("first_online_begin_ms"))]
+        if not ok:
+            continue
+        waits = [r["first_online_begin_ms"] for r in ok]
+        per_trial = sorted(
+            (round((r["first_write_s"] - r["add_end_s"]) * 1e3, 1), r["first_online_begin_ms"],
+             bool(r.get("first_online_begin_rcu")))
+            for r in ok if is_number(r.get("first_write_s")) and is_number(r.get("add_end_s")))
+        rows.append(dict(zip(("build", "kernel", "kind", "blocks", "contender"), key),
+                         trials=len(ok), wait_ms=benchstats.bootstrap_median(waits),
+                         wait_min_ms=min(waits), wait_max_ms=max(waits),
+                         rcu=sum(1 for r in ok if r.get("first_online_begin_rcu") is True),
+                         per_trial=per_trial))
+    return rows
+
+
+def print_begin(rows):
+    last = None
+    for row in rows:
+        case = (row["build"], row["kernel"], row["kind"], row["blocks"])
+        if case != last:
+            last = case
+            print("\n#### %s, %s, %s blocks (build %s): the first online's wait in mem_hotplug_begin\n"
+                  % (row["kernel"], row["kind"], row["blocks"], row["build"]))
+            print("| contender | trials | wait, median (95%) | range | a grace period in it | "
+                  "the add's end to the first write: wait (ms), by trial |")
+            print("|---|---|---|---|---|---|")
+        m = row["wait_ms"]
+        print("| %s | %d | %s | %.1f-%.1f ms | %d of %d | %s |" % (
+            row["contender"], row["trials"], "%.1f ms (%.1f-%.1f)" % (m["median"], m["lo"], m["hi"]),
+            row["wait_min_ms"], row["wait_max_ms"], row["rcu"], row["trials"],
+            ", ".join("%.0f: %.1f%s" % (d, w, "*" if g else "") for d, w, g in row["per_trial"]) or "-"))
+    if rows:
+        print("\n(* a synchronize_rcu ran in the wait)")
+
+
 def write_plot_data(rows, path):
     with open(path, "w") as f:
         for field, suffix in (("e2e_s", ""), ("first_block_s", ":first")):
@@ -322,9 +370,18 @@ def main():
     ap.add_argument("--json", action="store_true", help="one JSON object per row instead of Markdown")
     ap.add_argument("--plot-data")
     ap.add_argument("--created", action="store_true", help="when the first add's blocks appear, by contender")
+    ap.add_argument("--begin", action="store_true",
+                    help="the first online's wait in mem_hotplug_begin, by contender and by trial")
     a = ap.parse_args()
     loaded = benchstats.load(benchstats.trial_files(a.paths))
     groups = benchstats.pool(loaded)
+    if a.begin:
+        rows = begin_rows(groups)
+        for row in rows if a.json else ():
+            print(json.dumps(row, sort_keys=True))
+        if not a.json:
+            print_begin(rows)
+        return 0 if rows else 1
     if a.created:
         rows = claim_rows(groups, CREATED)
         for row in rows if a.json else ():

@@ -171,6 +171,31 @@ def created():
     check("e2e_s" not in m, "the blocks-appear table has no other measure")
 
 
+def begin():
+    """verdicts.py --begin: the first online's wait in mem_hotplug_begin, by contender and by trial."""
+    def trial(contender, wait, rcu, write=None, ok=True):
+        r = {"contender": contender, "kind": "cxl", "blocks": 32, "kernel": "6.12", "build": "b1", "ok": ok,
+             "first_online_begin_ms": wait, "first_online_begin_rcu": rcu, "add_end_s": 0.2}
+        if write is not None:
+            r["first_write_s"] = write
+        return ("f", 1, r)
+    rows = [trial("cxl+memonlined", 70.0 + k, True, 0.3 + 0.01 * k) for k in range(5)]
+    rows += [trial("cxl+memonlined", 0.3, False, 0.23),
+             trial("cxl+memonlined", 500.0, True, 0.9, ok=False),          # a failed trial adds nothing
+             trial("cxl+memonlined", True, True, 0.5),                      # a bool is no wait
+             trial("cxl+kernel-auto-online", 0.04, False), ("f", 2, {"contender": "udev", "kind": "cxl",
+                                                                     "blocks": 32, "kernel": "6.12", "build": "b1",
+                                                                     "ok": True})]
+    got = {r["contender"]: r for r in verdicts.begin_rows(benchstats.pool(rows))}
+    m = got["cxl+memonlined"]
+    check(sorted(got) == ["cxl+kernel-auto-online", "cxl+memonlined"], "begin: only contenders whose trials tell")
+    check(m["trials"] == 6 and m["rcu"] == 5 and m["wait_min_ms"] == 0.3 and m["wait_max_ms"] == 74.0
+          and m["wait_ms"]["median"] == 71.5, "begin: the successful trials' waits, and those with a grace period")
+    check(m["per_trial"][0] == (30.0, 0.3, False) and m["per_trial"][-1] == (140.0, 74.0, True),
+          "begin: per trial the add's end to the first write beside its wait, nearest first")
+    check(got["cxl+kernel-auto-online"]["per_trial"] == [], "begin: no first write, no per-trial line")
+
+
 def own_time():
     def trial(contender, phase, kernel_sum, prepare, ok=True):
         return ("f", 1, {"contender": contender, "kind": "dimm", "blocks": 512, "kernel": "6.12", "build": "b1",
@@ -371,3 +396,4 @@ smoke_guests()
 gaps()
 sysfs_reads()
 hotplug_begin()
+begin()

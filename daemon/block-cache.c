@@ -356,13 +356,15 @@ int topology_load(const char *sysfs_root, struct topology **ret) {
  * initiators): read them again, keep the block table, and count the
  * zone totals and spans from it again. Cheap: a few files per node and CPU.
  */
-static int reload_machine(struct topology *t) {
+static int reload_machine(struct topology *t, char *signature) {
         _cleanup_topology_ struct topology *fresh = topology_new(t->sysfs_root);
         int r;
 
-        if (!fresh)
+        if (!fresh) {
+                free(signature);
                 return -ENOMEM;
-        r = machine_load_known(fresh, t, NULL);
+        }
+        r = machine_load_known(fresh, t, signature, NULL);
         if (r < 0)
                 return r;
         /* The old machine goes with fresh. */
@@ -417,7 +419,7 @@ int topology_sync_machine(struct topology *t) {
         if (r < 0)
                 return r;
         if (t->stale || !streq(signature, strempty(t->signature)))
-                return reload_machine(t);
+                return reload_machine(t, TAKE_PTR(signature));
         return 0;
 }
 
@@ -561,7 +563,7 @@ int topology_refresh_adopt(struct topology *t, const uint64_t *ids, size_t n, un
                         return r;
         }
         /* Another agent onlined a CPU-less node's first memory. */
-        r = t->stale ? reload_machine(t) : 0;
+        r = t->stale ? reload_machine(t, NULL) : 0;
         if (r < 0)
                 return r;
         if (ret_adopted) {

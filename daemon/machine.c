@@ -257,14 +257,42 @@ static size_t keep_node_ids(struct topology *t, const char *what, uint64_t *ids,
         return k;
 }
 
+/* The node half of t's signature ("NODES|CPUS"), parsed; unreadable ("?"): read the file for its note. */
+static int read_online_nodes(struct topology *t, struct bitmask **ret) {
+        const char *bar = t->signature ? strrchr(t->signature, '|') : NULL;
+        _cleanup_free_ char *nodes = bar ? strndup(t->signature, (size_t) (bar - t->signature)) : NULL;
+
+        if (bar && !nodes)
+                return -ENOMEM;
+        if (nodes && !streq(nodes, "?") && cpulist_parse(nodes, ret) >= 0)
+                return 0;
+        return read_cpulist_or_note(t, NODE_DIR "/online", "distances follow the node directories", ret);
+}
+
+/* known's initiators of node_id, copied into node (NULL when it had none). */
+static int keep_node_initiators(struct topo_node *node, const struct topology *known) {
+        const struct topo_node *was = topology_node(known, node->id);
+
+        if (!was || !was->initiators)
+                return 0;
+        node->initiators = cpuset_new();
+        if (!node->initiators)
+                return -ENOMEM;
+        copy_bitmask_to_bitmask(was->initiators, node->initiators);
+        return 0;
+}
+
 /*
  * Node directories, cpulists (kept in ret_cpulists, by index into nodes[],
- * to map CPUs without a nodeM link), distances and initiators.
+ * to map CPUs without a nodeM link; NULL: not wanted, the CPUs are kept),
+ * distances and initiators. A node known has (it may be NULL) keeps its
+ * initiators: they change only when its first memory comes online, and
+ * then known is stale and not passed.
  */
-static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
+static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists, const struct topology *known) {
         _cleanup_free_ uint64_t *dirs = NULL, *online = NULL;
         _cleanup_cpuset_ struct bitmask *online_mask = NULL;
-        struct bitmask **cpulists;
+        struct bitmask **cpulists = NULL;
         size_t n_dirs, n_online = 0;
         int r;
 
@@ -279,7 +307,7 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
                 return r;
         n_dirs = keep_node_ids(t, NODE_DIR "/node", dirs, n_dirs);
 
-        r = read_cpulist_or_note(t, NODE_DIR "/online", "distances follow the node directories", &online_mask);
+        r = read_online_nodes(t, &online_mask);
         if (r < 0)
                 return r;
         n_online = cpuset_count(online_mask);
@@ -301,13 +329,15 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
                 t->max_node = MAX(t->max_node, (int) online[n_online - 1]);
 
         t->nodes = calloc(n_dirs ? n_dirs : 1, sizeof(struct topo_node));
-        cpulists = calloc(n_dirs ? n_dirs : 1, sizeof(struct bitmask *));
-        if (!t->nodes || !cpulists) {
-                free(cpulists);
+        if (!t->nodes)
                 return -ENOMEM;
+        if (ret_cpulists) {
+                cpulists = calloc(n_dirs ? n_dirs : 1, sizeof(struct bitmask *));
+                if (!cpulists)
+                        return -ENOMEM;
+                /* Owned by the caller from here on, also on failure. */
+                *ret_cpulists = cpulists;
         }
-        /* Owned by the caller from here on, also on failure. */
-        *ret_cpulists = cpulists;
 
         for (size_t i = 0; i < n_dirs; i++) {
                 struct topo_node *node = &t->nodes[i];
@@ -320,16 +350,20 @@ static int load_nodes(struct topology *t, struct bitmask ***ret_cpulists) {
                 if (!node->cpus || !node->distance)
                         return -ENOMEM;
 
-                snprintf(rel, sizeof(rel), NODE_DIR "/node%d/cpulist", node->id);
-                r = read_cpulist_or_note(t, rel, "its CPUs go by their own node links", &cpulists[i]);
-                if (r < 0)
-                        return r;
+                if (ret_cpulists) {
+                        snprintf(rel, sizeof(rel), NODE_DIR "/node%d/cpulist", node->id);
+                        r = read_cpulist_or_note(t, rel, "its CPUs go by their own node links", &cpulists[i]);
+                        if (r < 0)
+                                return r;
+                }
+                /* Read again: a new node is a new column. */
                 r = read_node_distance(t, node, online, n_online, dirs, n_dirs);
                 if (r < 0)
                         return r;
                 if (node->distance[node->id] == 0 && n_dirs == 1)
                         node->distance[node->id] = 10;  /* local distance, also for the non-NUMA node */
-                r = load_node_initiators(t, node);
+                r = known && topology_node(known, node->id) ? keep_node_initiators(node, known) :
+                    load_node_initiators(t, node);
                 if (r < 0)
                         return r;
         }
@@ -516,12 +550,15 @@ static const char *signature_cpus(const char *signature) {
         return bar ? bar + 1 : NULL;
 }
 
-/* The CPUs as known has them, when the CPU half of t's fresh signature is known's too. */
-static int keep_cpus(struct topology *t, const struct topology *known) {
+/* Whether t's fresh signature has known's CPU half (no CPU came, went, or went on- or offline) and known its CPUs. */
+static bool cpus_unchanged(const struct topology *t, const struct topology *known) {
         const char *was = signature_cpus(known->signature), *now = signature_cpus(t->signature);
 
-        if (!was || !now || !streq(was, now) || !known->cpus || !known->isolated)
-                return 0;
+        return was && now && streq(was, now) && known->cpus && known->isolated;
+}
+
+/* The CPUs and isolated CPUs as known has them. */
+static int keep_cpus(struct topology *t, const struct topology *known) {
         t->cpus = malloc((known->n_cpus ?: 1) * sizeof(*t->cpus));
         t->isolated = cpuset_new();
         if (!t->cpus || !t->isolated)
@@ -531,35 +568,34 @@ static int keep_cpus(struct topology *t, const struct topology *known) {
         t->n_cpus = known->n_cpus;
         copy_bitmask_to_bitmask(known->isolated, t->isolated);
         cpus_into_nodes(t);
-        return 1;
+        return 0;
 }
 
 /* Nodes, CPUs and isolated CPUs, with the signature read first: a change while loading shows next time. */
 int machine_load(struct topology *t, struct topology_error *e) {
-        return machine_load_known(t, NULL, e);
+        return machine_load_known(t, NULL, NULL, e);
 }
 
-int machine_load_known(struct topology *t, const struct topology *known, struct topology_error *e) {
+int machine_load_known(struct topology *t, const struct topology *known, char *signature, struct topology_error *e) {
         struct bitmask **cpulists = NULL;
+        bool keep;
         int r;
 
-        r = machine_read_signature(t->sysfs_root, &t->signature);
-        if (r < 0)
-                return r;
-        r = load_nodes(t, &cpulists);
+        if (signature)
+                t->signature = signature;
+        else {
+                r = machine_read_signature(t->sysfs_root, &t->signature);
+                if (r < 0)
+                        return r;
+        }
+        /* Only nodes changed (a CPU-less node came): the CPUs, their nodes' cpulists and the initiators are as they were. */
+        keep = known && cpus_unchanged(t, known);
+        r = load_nodes(t, keep ? NULL : &cpulists, keep && !known->stale ? known : NULL);
         if (r < 0 && r != -ENOMEM)
                 topology_error_set(e, "cannot list " NODE_DIR ": %s", strerror(-r));
-        if (r >= 0 && known) {
-                /* Only nodes changed (a CPU-less node came, or its HMAT initiators): the CPUs are as they were. */
+        if (r >= 0 && keep)
                 r = keep_cpus(t, known);
-                if (r > 0) {
-                        for (size_t i = 0; i < t->n_nodes; i++)
-                                cpuset_freep(&cpulists[i]);
-                        free(cpulists);
-                        return 0;
-                }
-        }
-        if (r >= 0) {
+        else if (r >= 0) {
                 r = load_cpus(t, cpulists);
                 if (r < 0 && r != -ENOMEM)
                         topology_error_set(e, "cannot list " CPU_DIR ": %s", strerror(-r));
@@ -569,7 +605,7 @@ int machine_load_known(struct topology *t, const struct topology *known, struct 
                         cpuset_freep(&cpulists[i]);
                 free(cpulists);
         }
-        if (r < 0)
+        if (r < 0 || keep)
                 return r;
         return load_isolated(t);
 }

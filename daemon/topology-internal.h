@@ -21,9 +21,13 @@ int machine_load(struct topology *t, struct topology_error *e);
 /*
  * The same, but when the CPU half of the fresh signature is known's (no
  * CPU came, went or went on- or offline: only nodes changed), the CPUs,
- * their cores and the isolated CPUs are known's, not read again.
+ * their cores and the isolated CPUs are known's, not read again, and so
+ * are the initiators of the nodes known has, unless known is stale (a
+ * CPU-less node got memory: its initiators came). signature, when not
+ * NULL, is the one just read (taken, also on failure).
  */
-int machine_load_known(struct topology *t, const struct topology *known, struct topology_error *e);
+int machine_load_known(struct topology *t, const struct topology *known, char *signature,
+                       struct topology_error *e);
 /* What node or CPU hotplug changes: the online node and CPU lists, "NODES|CPUS". */
 int machine_read_signature(const char *root, char **ret);
 /* Exchange everything machine_load() fills; the blocks stay. */

@@ -1008,6 +1008,43 @@ static void test_reload_keeps_cpus(void **state) {
         assert_int_equal(t->cpus[6].core, 6);
 }
 
+/*
+ * A CPU-less node came and nothing else: the nodes known keep their
+ * initiators (they change only when a CPU-less node gets its first
+ * memory, which makes the topology stale), the new node's are read, and
+ * every node's distances are read again for the new column. Once a
+ * CPU-less node got memory, the initiators are read again.
+ */
+static void test_new_node_keeps_initiators(void **state) {
+        const char *root = *state;
+        _cleanup_topology_ struct topology *t = NULL;
+
+        fake_add_initiator(root, 2, 0);
+        t = load(root);
+        assert_int_equal(writer(t, 2, NULL), 0);
+
+        /* Not how initiators change (that comes with memory): if read again, it would show. */
+        fake_remove_dir_tree(root, "devices/system/node/node2/access1");
+        fake_add_initiator(root, 2, 1);
+        node3_online(root);
+        fake_add_initiator(root, 3, 1);
+        assert_int_equal(topology_sync_machine(t), 0);
+        assert_int_equal(writer(t, 2, NULL), 0);
+        assert_non_null(topology_node(t, 3)->initiators);
+        assert_int_equal(writer(t, 3, NULL), 1);
+        assert_int_equal(topology_node(t, 0)->distance[3], 40);
+        assert_int_equal(topology_node(t, 3)->distance[1], 30);
+
+        /* Node 2's first memory: stale, and its initiators are read again. */
+        fake_add_block(root, 64, 2, "offline", "Movable");
+        assert_int_equal(topology_refresh(t, (const uint64_t[]) { 64 }, 1, TOPO_REFRESH_TRUST_NEW), 0);
+        topology_set_online(t, 64, 2, ZONE_MOVABLE);
+        assert_true(t->stale);
+        assert_int_equal(topology_sync_machine(t), 0);
+        assert_false(t->stale);
+        assert_int_equal(writer(t, 2, NULL), 1);
+}
+
 /* The seam between machine.c and block-cache.c: the machine loads, swaps and frees apart from the blocks. */
 static void test_machine_apart(void **state) {
         const char *root = *state;
@@ -1094,6 +1131,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_set_online, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_refresh_machine, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_keeps_cpus, setup_standard, teardown),
+                cmocka_unit_test_setup_teardown(test_new_node_keeps_initiators, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_read_links, setup_standard, teardown),
                 cmocka_unit_test_setup_teardown(test_machine_apart, setup_standard, teardown),
         };

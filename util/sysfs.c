@@ -222,6 +222,66 @@ int sysfs_open_beneath(int dir_fd, const char *rel, int flags) {
         return -errno;
 }
 
+#define DELETED " (deleted)"
+
+/* Where fd is, by the kernel's own account; -ENOENT for a directory removed since. */
+static int fd_path(int fd, char **ret) {
+        char link[64], buf[PATH_MAX];
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n >= sizeof(buf) - 1)
+                return -ENAMETOOLONG;
+        buf[n] = 0;
+        if (buf[0] != '/')
+                return -EINVAL;         /* not a path: an anonymous or pseudo file */
+        if ((size_t) n > strlen(DELETED) && streq(buf + n - strlen(DELETED), DELETED))
+                return -ENOENT;
+        *ret = strdup(buf);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int sysfs_resolve_beneath(const char *root, const char *rel, char **ret_rel) {
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+        };
+        _cleanup_close_ int root_fd = -1, fd = -1;
+        _cleanup_free_ char *root_path = NULL, *path = NULL;
+        size_t len;
+        char *s;
+        int r;
+
+        if (!root || !rel || !ret_rel)
+                return -EINVAL;
+        root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return -errno;
+        fd = (int) syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+        if (fd < 0)
+                return errno == EPERM ? -ENOSYS : -errno;
+        /* Without /proc there is no answer here: the caller walks the path itself. */
+        r = fd_path(root_fd, &root_path);
+        if (r >= 0)
+                r = fd_path(fd, &path);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return -ENOSYS;
+        len = streq(root_path, "/") ? 0 : strlen(root_path);
+        /* RESOLVE_BENEATH kept it inside; the root itself is no answer. */
+        if (strncmp(path, root_path, len) != 0 || path[len] != '/' || path[len + 1] == '\0')
+                return -EXDEV;
+        s = strdup(path + len + 1);
+        if (!s)
+                return -ENOMEM;
+        *ret_rel = s;
+        return 0;
+}
+
 int sysfs_open(const char *root, const char *rel, int flags) {
         _cleanup_close_ int root_fd = -1;
 

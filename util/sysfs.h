@@ -40,6 +40,15 @@ int sysfs_open_beneath_walk(int dir_fd, const char *rel, int flags);
 int sysfs_open(const char *root, const char *rel, int flags);
 
 /*
+ * Where rel, followed through its symbolic links, leads below root, as a
+ * path relative to root, in a few syscalls: openat2() with
+ * RESOLVE_BENEATH (a link that leaves the root fails: -EXDEV), then the
+ * kernel's name for what it opened (/proc/self/fd). -ENOSYS when that
+ * cannot be had (no openat2(), no /proc): the caller resolves it itself.
+ */
+int sysfs_resolve_beneath(const char *root, const char *rel, char **ret_rel);
+
+/*
  * The /proc file that goes with this sysfs root: /proc/NAME for the real
  * /sys; under another root (a test tree), <root>/proc/NAME. Caller frees.
  */

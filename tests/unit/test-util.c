@@ -318,6 +318,45 @@ static void test_sysfs_beneath(void **state) {
         fake_tree_free(outside);
 }
 
+/*
+ * Where a device link leads below the root, in a few syscalls: relative
+ * links followed (also through a linked directory), and nothing that
+ * leaves the root, by ".." or an absolute link, or ends at the root itself.
+ */
+static void test_sysfs_resolve_beneath(void **state) {
+        char *root = fake_tree_new(), *outside = fake_tree_new();
+        _cleanup_free_ char *target = NULL, *rel = NULL, *deep = NULL;
+
+        (void) state;
+        fake_mkdir(root, "devices/platform/ACPI0017:00/root0/decoder0.0/region0/dax_region0/dax0.0");
+        fake_symlink(root, "bus/dax/devices/dax0.0",
+                     "../../../devices/platform/ACPI0017:00/root0/decoder0.0/region0/dax_region0/dax0.0");
+        fake_symlink(root, "bus/dax/devices/dax9.0", "../../../../../../x");
+        assert_true(asprintf(&target, "%s/devices", root) > 0);
+        fake_symlink(root, "bus/dax/devices/dax8.0", target);
+        fake_symlink(root, "bus/dax/devices/dax7.0", "../../..");
+        fake_symlink(root, "bus/cxl/region", "../../devices/platform/ACPI0017:00/root0/decoder0.0/region0");
+
+        if (sysfs_resolve_beneath(root, "bus/dax/devices/dax0.0", &rel) == -ENOSYS) {
+                /* No openat2() (valgrind) or no /proc: said every time, and pmem_resolve_in_root() walks instead. */
+                assert_int_equal(sysfs_resolve_beneath(root, "bus/dax/devices/dax9.0", &rel), -ENOSYS);
+                goto done;
+        }
+        assert_string_equal(rel, "devices/platform/ACPI0017:00/root0/decoder0.0/region0/dax_region0/dax0.0");
+        assert_int_equal(sysfs_resolve_beneath(root, "bus/cxl/region/dax_region0/dax0.0", &deep), 0);
+        assert_string_equal(deep, rel);
+        assert_int_equal(sysfs_resolve_beneath(root, "bus/dax/devices/dax9.0", &rel), -EXDEV);
+        assert_int_equal(sysfs_resolve_beneath(root, "bus/dax/devices/dax8.0", &rel), -EXDEV);
+        assert_int_equal(sysfs_resolve_beneath(root, "bus/dax/devices/dax7.0", &rel), -EXDEV);
+        assert_int_equal(sysfs_resolve_beneath(root, "../x", &rel), -EXDEV);
+        assert_int_equal(sysfs_resolve_beneath(root, "bus/dax/devices/dax1.0", &rel), -ENOENT);
+        assert_int_equal(sysfs_resolve_beneath(root, NULL, &rel), -EINVAL);
+        assert_int_equal(sysfs_resolve_beneath(outside, "x", &rel), -ENOENT);
+done:
+        fake_tree_free(root);
+        fake_tree_free(outside);
+}
+
 /* A test tree is hostile too: a FIFO must not block a read, a huge file must not be read whole. */
 static void test_sysfs_read_hostile(void **state) {
         char *root = fake_tree_new();
@@ -802,6 +841,7 @@ int main(void) {
                 cmocka_unit_test(test_binary_search),
                 cmocka_unit_test(test_sysfs_read_write),
                 cmocka_unit_test(test_sysfs_beneath),
+                cmocka_unit_test(test_sysfs_resolve_beneath),
                 cmocka_unit_test(test_sysfs_read_hostile),
                 cmocka_unit_test(test_sysfs_read_sizes),
                 cmocka_unit_test(test_sysfs_errors),

@@ -1137,6 +1137,15 @@ def trial(a, c, s, rnd, shared=None):
     return r
 
 
+def past_stop_time(stop_at, now=None):
+    """True at or after STOP_AT (HH:MM, today, local time); never without one."""
+    if not stop_at:
+        return False
+    hour, minute = (int(x) for x in stop_at.split(":"))
+    now = now or time.localtime()
+    return (now.tm_hour, now.tm_min) >= (hour, minute)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image-dir", required=True)
@@ -1153,6 +1162,8 @@ def main():
                     help="skip the trials (contender, size, round) --out already holds")
     ap.add_argument("--lock", default=None,
                     help="flock this file around each trial (released between trials)")
+    ap.add_argument("--stop-at", default=None, metavar="HH:MM",
+                    help="start no trial at or after this local time (a plan's time rule); the trials before it stay")
     ap.add_argument("--estimate", action="store_true", help="print the trials and their estimated wall time only")
     ap.add_argument("--build", default=None,
                     help="the build measured, recorded per trial (default: git describe of this source tree); "
@@ -1183,6 +1194,8 @@ def main():
                          "not a measurement: the DIMM contenders share one guest and the NVDIMM ones another "
                          "(CXL: one each), trial after trial, each record marked shared_guest")
     a = ap.parse_args()
+    if a.stop_at and not re.fullmatch(r"([01]?[0-9]|2[0-3]):[0-5][0-9]", a.stop_at):
+        ap.error("--stop-at %r: expected HH:MM" % a.stop_at)
     if a.build is None:
         a.build = source_build()
     env = image_env(a.image_dir)
@@ -1250,6 +1263,9 @@ def main():
                             shared.close()
         else:
             for rnd, pos, kind, s, c in todo:
+                if past_stop_time(a.stop_at):
+                    log("%s passed: %d trials not started" % (a.stop_at, len(todo) - passed - failed))
+                    break
                 log("round %d, position %d: %s, %d blocks" % (rnd, pos, c, s))
                 with vm_lock(a.lock):
                     r = trial(a, c, s, rnd)

@@ -8,6 +8,7 @@ import itertools
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import benchstats  # noqa: E402
@@ -359,6 +360,15 @@ def sysfs_reads():
           "sysfs-reads-ab: verdicts.py's rule, n >= 6 included")
 
 
+def stop_at():
+    """vm-bench.py --stop-at: no trial starts at or after the plan's time."""
+    at = lambda hm: time.struct_time((2026, 12, 7, hm[0], hm[1], 0, 0, 341, 0))
+    check(not vm_bench.past_stop_time(None, at((23, 59))), "vm-bench: without --stop-at every trial runs")
+    check(not vm_bench.past_stop_time("08:50", at((8, 49))), "vm-bench: a trial starts before the stop time")
+    check(vm_bench.past_stop_time("08:50", at((8, 50))), "vm-bench: no trial starts at the stop time")
+    check(vm_bench.past_stop_time("8:05", at((9, 0))), "vm-bench: nor after it, the hour compared first")
+
+
 def hotplug_begin():
     """vm-bench.py: each online's wait in its own task's mem_hotplug_begin, and the RCU grace period in it."""
     line = "  %s [000] .....  %.6f: %s: (x)"
@@ -397,3 +407,4 @@ gaps()
 sysfs_reads()
 hotplug_begin()
 begin()
+stop_at()

@@ -21,6 +21,14 @@ online_pages call; between two of them lie:
   head   the next write's entry -> its online_pages entry (the kernel's:
          the lock, its 5 ms sleep-and-restart when it is taken)
 
+With --sched the trace also records the scheduler's switches and the
+interrupts, and each gap between two online_pages calls on the writer's
+CPU is split by what ran there: the writer itself (the kernel's path
+around online_pages, its return to userspace, or its vCPU not running
+on the host, which the guest cannot see), another task (by name), an
+interrupt or a softirq (by name); with how often the writer was
+switched out runnable (preempted) or asleep.
+
 Per trial: those sums and percentiles, the batches' preparation and
 first block (MEMONLINE_PREPARE_USEC, MEMONLINE_FIRST_LATENCY_USEC), the
 boundary between batches (the last write of one batch to the first of
@@ -56,6 +64,18 @@ vb = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(vb)
 
 WRITE_RE = re.compile(r"memory(\d+) (\d+)-(\d+)")
+# The scheduler's switches and the interrupts, beside the bench probes (--sched).
+SCHED_EVENTS = ("sched/sched_switch", "irq/irq_handler_entry", "irq/irq_handler_exit",
+                "irq/softirq_entry", "irq/softirq_exit")
+SCHED_SETUP = "".join("echo 1 > %s/events/%s/enable\n" % (vb.TRACE, e) for e in SCHED_EVENTS)
+# Only the bench probes' lines, for vm-bench's parser (the per-CPU buffers hold the rest).
+READ_BENCH = r"grep -v -E ': (sched_switch|irq_handler_entry|irq_handler_exit|softirq_entry|softirq_exit):' %(T)s/trace"
+READ_CPU = r"grep -E ': (sched_switch|irq_handler_entry|irq_handler_exit|softirq_entry|softirq_exit|onl|onlr):' %(T)s/per_cpu/cpu%(cpu)d/trace"
+TRACE_LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): ?(.*)$")
+SWITCH = re.compile(r"prev_comm=(.*?) prev_pid=(\d+) .*?prev_state=(\S+) ==> next_comm=(.*?) next_pid=(\d+)")
+IRQ_NAME = re.compile(r"irq=(\d+) name=(\S+)")
+SOFTIRQ_NAME = re.compile(r"action=(\w+)")
+
 # The trace with its timestamps only (as vm-bench reads it), for the online_pages pairs.
 JOURNAL = "journalctl --sync; journalctl -b -u memonlined --no-pager -o json"
 
@@ -139,6 +159,104 @@ def decompose(writes, ev):
     return r
 
 
+def task_label(comm):
+    """A task's name without its instance: kworker/0:1H -> kworker, (udev-worker) stays."""
+    if comm.startswith("kworker/"):
+        return "kworker"
+    if comm.startswith(("ksoftirqd/", "migration/", "rcuc/", "cpuhp/", "idle_inject/")):
+        return comm.split("/", 1)[0]
+    return comm
+
+
+def cpu_intervals(lines):
+    """What ran on one CPU, from its sched_switch and interrupt lines in time order:
+    (start s, end s, label, pid) spans ("irq:NAME", "softirq:NAME" nest inside a task and
+    take their time from it), the writer's online_pages entries and returns as
+    (time, pid, "onl"|"onlr"), and its switches out as (time, pid, prev_state)."""
+    spans, marks, outs = [], [], []
+    cur, stack, last = None, [], None
+    for line in lines:
+        m = TRACE_LINE.match(line)
+        if not m:
+            continue
+        comm, pid, t, ev, rest = m.group(1), int(m.group(2)), float(m.group(4)), m.group(5), m.group(6)
+        if cur is None:
+            cur = (task_label(comm), pid)
+        if last is not None and t > last:
+            label = stack[-1] if stack else cur[0]
+            spans.append((last, t, label, cur[1]))
+        last = t if last is None else max(last, t)
+        if ev == "sched_switch":
+            sw = SWITCH.search(rest)
+            if sw:
+                outs.append((t, int(sw.group(2)), sw.group(3)))
+                cur = (task_label(sw.group(4)), int(sw.group(5)))
+                stack = []
+        elif ev == "irq_handler_entry":
+            n = IRQ_NAME.search(rest)
+            stack.append("irq:" + (n.group(2) if n else "?"))
+        elif ev == "softirq_entry":
+            n = SOFTIRQ_NAME.search(rest)
+            stack.append("softirq:" + (n.group(1) if n else "?"))
+        elif ev in ("irq_handler_exit", "softirq_exit"):
+            if stack:
+                stack.pop()
+        elif ev in ("onl", "onlr"):
+            marks.append((t, pid, ev))
+    return spans, marks, outs
+
+
+def sched_gaps(lines, long_ms=1.0):
+    """Each gap on this CPU between an online_pages return and the same task's next
+    online_pages entry, split by what ran: {label: ms} over all gaps and over the gaps of
+    LONG_MS or more ("writer" is the writing task itself); the writer's switches out
+    inside gaps, runnable (preempted) or not (asleep). {} without a gap."""
+    spans, marks, outs = cpu_intervals(lines)
+    gaps = [(a[0], b[0], a[1]) for a, b in zip(marks, marks[1:])
+            if a[2] == "onlr" and b[2] == "onl" and a[1] == b[1] and b[0] >= a[0]]
+    if not gaps:
+        return {}
+    every, long_, i = {}, {}, 0
+    preempted = slept = n_long = 0
+    for lo, hi, writer in gaps:
+        while i < len(spans) and spans[i][1] <= lo:
+            i += 1
+        split = {}
+        for a, b, label, pid in spans[i:]:
+            if a >= hi:
+                break
+            d = min(b, hi) - max(a, lo)
+            if d > 0:
+                key = "writer" if pid == writer and not label.startswith(("irq:", "softirq:")) else label
+                split[key] = split.get(key, 0.0) + d * 1e3
+        for t, pid, state in outs:
+            if lo <= t < hi and pid == writer:
+                if state.startswith("R"):
+                    preempted += 1
+                else:
+                    slept += 1
+        is_long = (hi - lo) * 1e3 >= long_ms
+        n_long += is_long
+        for k, v in split.items():
+            every[k] = every.get(k, 0.0) + v
+            if is_long:
+                long_[k] = long_.get(k, 0.0) + v
+    top = lambda d: {k: round(v, 3) for k, v in sorted(d.items(), key=lambda kv: -kv[1])[:12]}  # noqa: E731
+    return {"gaps": len(gaps), "gaps_long": n_long, "gap_ms_by_what": top(every),
+            "long_gap_ms_by_what": top(long_), "writer_preempted_in_gaps": preempted,
+            "writer_slept_in_gaps": slept}
+
+
+def writer_cpus(text):
+    """The CPUs whose tasks entered online_pages, from the bench lines."""
+    cpus = set()
+    for line in text.splitlines():
+        m = TRACE_LINE.match(line)
+        if m and m.group(5) == "onl":
+            cpus.add(int(m.group(3)))
+    return sorted(cpus)
+
+
 def batches_from(entries):
     recs = [j for j in entries if j.get("MESSAGE_ID") == vb.BATCH_ID]
     recs.sort(key=lambda j: int(j.get("MEMONLINE_BATCH", 0)))
@@ -177,6 +295,8 @@ def trial(args, rep):
         if cxl:
             mem = vm.sh(vb.CXL_MEMDEV, timeout=180).out.strip()
         vm.sh(vb.TRACE_SETUP)
+        if args.sched:
+            vm.sh(SCHED_SETUP)
         if cxl:
             vm.sh(vb.CXL_CREATE.format(mem=mem), timeout=args.timeout)
         elif args.kind == "dimm1":
@@ -187,7 +307,16 @@ def trial(args, rep):
         got = int(vm.sh(vb.WAIT_ONLINE % {"T": vb.TRACE, "n": args.blocks, "timeout": args.timeout},
                         timeout=args.timeout + 60).out.strip() or 0)
         time.sleep(1.0)
-        ev = vb.parse_trace(vm.sh(vb.READ_TRACE % {"T": vb.TRACE}, timeout=args.timeout).out)
+        if args.sched:
+            vm.sh("echo 0 > %s/tracing_on" % vb.TRACE)
+            bench = vm.sh(READ_BENCH % {"T": vb.TRACE}, timeout=args.timeout).out
+            ev = vb.parse_trace(bench)
+            res["sched"] = {}
+            for cpu in writer_cpus(bench):
+                lines = vm.sh(READ_CPU % {"T": vb.TRACE, "cpu": cpu}, timeout=args.timeout).out.splitlines()
+                res["sched"][str(cpu)] = sched_gaps(lines)
+        else:
+            ev = vb.parse_trace(vm.sh(vb.READ_TRACE % {"T": vb.TRACE}, timeout=args.timeout).out)
         s = vb.summarize_trace(ev, args.blocks)
         for k in ("e2e_s", "first_online_after_s", "adds_done_at_s", "kernel_online_sum_s", "between_onlines_ms_sum",
                   "between_onlines_ms_p50", "between_onlines_ms_p90", "lock_restarts"):
@@ -276,6 +405,8 @@ def main():
     ap.add_argument("--wait-quiet", type=int, default=120)
     ap.add_argument("--guest-mem-mib", type=int, default=vb.GUEST_MEM_MIB)
     ap.add_argument("--guest-append", default="quiet")
+    ap.add_argument("--sched", action="store_true",
+                    help="also trace the scheduler and interrupts and split each gap by what ran on the writer's CPU")
     a = ap.parse_args()
     env = image_env(a.image_dir)
     a.kernel = kernel_tag(env.get("KVER"))

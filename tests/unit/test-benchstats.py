@@ -341,6 +341,45 @@ def gaps():
           "write-gaps summary: only successful trials that paired writes")
 
 
+def sched_gaps():
+    """write-gaps.py --sched: each gap on the writer's CPU split by what ran there."""
+    w = "     mo-write-n0-345     [000] ....."
+    lines = [
+        w + "  10.000000: onl: (online_pages+0x0/0x2d0)",
+        w + "  10.004000: onlr: (memory_block_change_state+0x1/0x2) arg1=0x0",
+        # 0.5 ms of the writer's own path, then a virtio interrupt for 0.25 ms.
+        w + "  10.004500: irq_handler_entry: irq=24 name=virtio0-input.0",
+        w + "  10.004750: irq_handler_exit: irq=24 ret=handled",
+        # Preempted by a udev worker for 2 ms, which takes a timer softirq for 0.5 ms.
+        w + "  10.005000: sched_switch: prev_comm=mo-write-n0 prev_pid=345 prev_prio=115 prev_state=R+ "
+            "==> next_comm=(udev-worker) next_pid=900 next_prio=120",
+        "   (udev-worker)-900     [000] ..s..  10.006000: softirq_entry: vec=1 [action=TIMER]",
+        "   (udev-worker)-900     [000] ..s..  10.006500: softirq_exit: vec=1 [action=TIMER]",
+        "   (udev-worker)-900     [000] .....  10.007000: sched_switch: prev_comm=(udev-worker) prev_pid=900 "
+            "prev_prio=120 prev_state=S ==> next_comm=mo-write-n0 next_pid=345 next_prio=115",
+        w + "  10.007250: onl: (online_pages+0x0/0x2d0)",
+        w + "  10.011000: onlr: (memory_block_change_state+0x1/0x2) arg1=0x0",
+        # A short gap: the writer alone, 0.1 ms.
+        w + "  10.011100: onl: (online_pages+0x0/0x2d0)",
+        w + "  10.015000: onlr: (memory_block_change_state+0x1/0x2) arg1=0x0",
+        "not a trace line",
+    ]
+    r = write_gaps.sched_gaps(lines)
+    check(r["gaps"] == 2 and r["gaps_long"] == 1, "write-gaps --sched: the gaps between one writer's onlines, one long")
+    got = r["gap_ms_by_what"]
+    check(abs(got["writer"] - 1.1) < 1e-6 and abs(got["irq:virtio0-input.0"] - 0.25) < 1e-6
+          and abs(got["(udev-worker)"] - 1.5) < 1e-6 and abs(got["softirq:TIMER"] - 0.5) < 1e-6,
+          "write-gaps --sched: a gap's time goes to the writer, the interrupt and the task that ran")
+    check(abs(r["long_gap_ms_by_what"]["writer"] - 1.0) < 1e-6 and abs(sum(r["long_gap_ms_by_what"].values()) - 3.25) < 1e-6,
+          "write-gaps --sched: the long gaps' split leaves the short gap out")
+    check(r["writer_preempted_in_gaps"] == 1 and r["writer_slept_in_gaps"] == 0,
+          "write-gaps --sched: a switch out in state R is a preemption")
+    check(write_gaps.writer_cpus("\n".join(lines)) == [0], "write-gaps --sched: the writer's CPU from its online_pages lines")
+    check(write_gaps.task_label("kworker/3:1H") == "kworker" and write_gaps.task_label("ksoftirqd/2") == "ksoftirqd"
+          and write_gaps.task_label("(udev-worker)") == "(udev-worker)", "write-gaps --sched: task names without instances")
+    check(write_gaps.sched_gaps(lines[:2]) == {}, "write-gaps --sched: no gap, no split")
+
+
 def sysfs_reads():
     """sysfs-reads-ab.py: the arms' turns, and what a run's lines give."""
     turns = sysfs_reads_ab.order(6)
@@ -404,6 +443,7 @@ build_ab()
 one_dimm()
 smoke_guests()
 gaps()
+sched_gaps()
 sysfs_reads()
 hotplug_begin()
 begin()

@@ -247,6 +247,19 @@ def sched_gaps(lines, long_ms=1.0):
             "writer_slept_in_gaps": slept}
 
 
+def busy_by_task(cpu_lines, lo, hi):
+    """Each task's, interrupt's and softirq's time on any CPU within [LO, HI] (s), in ms, from
+    every CPU's lines; idle left out: what shared the host's cores with the writer."""
+    busy = {}
+    for lines in cpu_lines:
+        for a, b, label, pid in cpu_intervals(lines)[0]:
+            d = min(b, hi) - max(a, lo)
+            # pid 0 is the idle task, but interrupts taken while idle are time too.
+            if d > 0 and (pid != 0 or label.startswith(("irq:", "softirq:"))):
+                busy[label] = busy.get(label, 0.0) + d * 1e3
+    return {k: round(v, 1) for k, v in sorted(busy.items(), key=lambda kv: -kv[1])[:16]}
+
+
 def writer_cpus(text):
     """The CPUs whose tasks entered online_pages, from the bench lines."""
     cpus = set()
@@ -286,11 +299,15 @@ def boundaries(writes, entries):
 def trial(args, rep):
     cxl = args.kind == "cxl"
     vm = vb.new_vm(args, "", cxl=[args.blocks * vb.BLOCK] if cxl else ())
-    res = {"kind": args.kind, "blocks": args.blocks, "repeat": rep, "kernel": args.kernel, "build": args.build}
+    res = {"kind": args.kind, "blocks": args.blocks, "repeat": rep, "kernel": args.kernel, "build": args.build,
+           "contender": args.contender}
 
     def body():
         res["boot_s"] = round(vm.boot(), 1)
-        vb.prepare(vm, "", None, debug=True)
+        auto = args.contender == "kernel-auto-online"
+        vb.prepare(vm, None if auto else "", None, debug=not auto)
+        if auto and not vb.check_auto_online(vm, res, "online", None):
+            return
         mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
         if cxl:
             mem = vm.sh(vb.CXL_MEMDEV, timeout=180).out.strip()
@@ -312,9 +329,16 @@ def trial(args, rep):
             bench = vm.sh(READ_BENCH % {"T": vb.TRACE}, timeout=args.timeout).out
             ev = vb.parse_trace(bench)
             res["sched"] = {}
-            for cpu in writer_cpus(bench):
-                lines = vm.sh(READ_CPU % {"T": vb.TRACE, "cpu": cpu}, timeout=args.timeout).out.splitlines()
-                res["sched"][str(cpu)] = sched_gaps(lines)
+            writers = writer_cpus(bench)
+            cpus = int(vm.sh("nproc --all").out.strip())
+            every = [vm.sh(READ_CPU % {"T": vb.TRACE, "cpu": c}, timeout=args.timeout).out.splitlines()
+                     for c in range(cpus)]
+            for cpu in writers:
+                res["sched"][str(cpu)] = sched_gaps(every[cpu])
+            if ev["onl"] and ev["onlr"]:
+                # The onlining phase: the first online_pages entry to the last return.
+                res["busy_in_phase_ms"] = busy_by_task(every, ev["onl"][0], ev["onlr"][-1])
+                res["phase_wall_ms"] = round((ev["onlr"][-1] - ev["onl"][0]) * 1e3, 1)
         else:
             ev = vb.parse_trace(vm.sh(vb.READ_TRACE % {"T": vb.TRACE}, timeout=args.timeout).out)
         s = vb.summarize_trace(ev, args.blocks)
@@ -405,6 +429,8 @@ def main():
     ap.add_argument("--wait-quiet", type=int, default=120)
     ap.add_argument("--guest-mem-mib", type=int, default=vb.GUEST_MEM_MIB)
     ap.add_argument("--guest-append", default="quiet")
+    ap.add_argument("--contender", choices=("memonlined", "kernel-auto-online"), default="memonlined",
+                    help="who onlines: the daemon at debug level, or the kernel while it adds (memonlined masked)")
     ap.add_argument("--sched", action="store_true",
                     help="also trace the scheduler and interrupts and split each gap by what ran on the writer's CPU")
     a = ap.parse_args()

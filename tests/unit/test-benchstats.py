@@ -378,6 +378,18 @@ def sched_gaps():
     check(write_gaps.task_label("kworker/3:1H") == "kworker" and write_gaps.task_label("ksoftirqd/2") == "ksoftirqd"
           and write_gaps.task_label("(udev-worker)") == "(udev-worker)", "write-gaps --sched: task names without instances")
     check(write_gaps.sched_gaps(lines[:2]) == {}, "write-gaps --sched: no gap, no split")
+    other = ["          <idle>-0       [001] d....  10.005000: sched_switch: prev_comm=swapper/1 prev_pid=0 "
+             "prev_prio=120 prev_state=R ==> next_comm=systemd-journal next_pid=300 next_prio=120",
+             " systemd-journal-300     [001] d....  10.006000: sched_switch: prev_comm=systemd-journal prev_pid=300 "
+             "prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+             "          <idle>-0       [001] d.h..  10.006500: irq_handler_entry: irq=1 name=i8042",
+             "          <idle>-0       [001] d.h..  10.006600: irq_handler_exit: irq=1 ret=handled",
+             "          <idle>-0       [001] d....  10.009000: sched_switch: prev_comm=swapper/1 prev_pid=0 "
+             "prev_prio=120 prev_state=R ==> next_comm=systemd-journal next_pid=300 next_prio=120"]
+    busy = write_gaps.busy_by_task([lines, other], 10.004, 10.008)
+    check(busy == {"mo-write-n0": 1.8, "(udev-worker)": 1.5, "systemd-journal": 1.0, "softirq:TIMER": 0.5,
+                   "irq:virtio0-input.0": 0.2, "irq:i8042": 0.1},
+          "write-gaps --sched: every CPU's busy time by task inside the phase, idle left out, its interrupts kept")
 
 
 def sysfs_reads():

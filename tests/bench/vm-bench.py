@@ -497,12 +497,14 @@ def new_vm(args, append, cxl=(), size=0, slots=16):
     """A guest for SIZE bytes of DIMMs, with SLOTS slots for DIMMs and NVDIMMs."""
     append = " ".join(a for a in (append, args.guest_append) if a)
     return VM(args.image_dir, mem_mib=args.guest_mem_mib, maxmem=maxmem(size, args.guest_mem_mib), slots=slots,
-              virtio_mem_size=0, extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400, cxl=cxl)
+              virtio_mem_size=0, extra_append=append, log=lambda m: log("vm: " + m), boot_timeout=400, cxl=cxl,
+              cpus=getattr(args, "guest_cpus", 8))
 
 
 def memory_before(vm, res):
     """The guest's memory set-up before the hot-add; returns MemTotal in KiB."""
     res["guest_mem_mib"] = vm.mem_mib
+    res["guest_cpus"] = vm.cpus
     res["maxmem"] = vm.maxmem
     res["memmap_on_memory"] = vm.sh(MEMMAP_PARAM).out.strip()
     return int(vm.sh(MEMTOTAL).out.strip())
@@ -1182,6 +1184,9 @@ def main():
                     help="before each trial wait up to this long for a quiet host (no other guest)")
     ap.add_argument("--guest-mem-mib", type=int, default=GUEST_MEM_MIB,
                     help="boot memory; the kernel zones must hold the memmap of the hot-added memory")
+    ap.add_argument("--guest-cpus", type=int, choices=(2, 4, 8), default=8,
+                    help="guest CPUs, half on each CPU node (default 8: 2 cores of 2 threads per node); "
+                         "under 8 the vCPU threads no longer outnumber the host's cores")
     # Under TCG each character on the emulated serial console takes QEMU's
     # global lock: the kernel's hotplug messages stalled vCPUs for seconds.
     ap.add_argument("--guest-append", default="quiet",

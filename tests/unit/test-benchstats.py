@@ -392,6 +392,38 @@ def sched_gaps():
           "write-gaps --sched: every CPU's busy time by task inside the phase, idle left out, its interrupts kept")
 
 
+def guest_cpus():
+    """vm.py: the guest's CPUs, half on each CPU node, in the -smp shape of their count."""
+    import tempfile
+    vm = sys.modules[vm_bench.VM.__module__]
+    d = tempfile.mkdtemp()
+    for f in ("image.raw", "vmlinuz", "initrd.img"):
+        open(os.path.join(d, f), "w").close()
+    shapes = {}
+    for cpus in (2, 4, 8):
+        guest = vm.VM(image_dir=d, cpus=cpus)
+        line = guest.qemu_cmdline()
+        shapes[cpus] = (line[line.index("-smp") + 1], [a for a in line if a.startswith("node,nodeid=") and "cpus=" in a])
+        guest.close()
+    check(shapes[8] == ("8,sockets=2,cores=2,threads=2", ["node,nodeid=0,cpus=0-3,memdev=ram0",
+                                                          "node,nodeid=1,cpus=4-7,memdev=ram1"]),
+          "vm.py: 8 CPUs keep the suites' shape, two cores of two threads per node")
+    check(shapes[2] == ("2,sockets=2,cores=1,threads=1", ["node,nodeid=0,cpus=0,memdev=ram0",
+                                                          "node,nodeid=1,cpus=1,memdev=ram1"]),
+          "vm.py: 2 CPUs, one per node")
+    check(shapes[4][1] == ["node,nodeid=0,cpus=0-1,memdev=ram0", "node,nodeid=1,cpus=2-3,memdev=ram1"],
+          "vm.py: 4 CPUs, a core of two threads per node")
+    try:
+        vm.VM(image_dir=d, cpus=3)
+        refused = False
+    except vm.VMError:
+        refused = True
+    check(refused, "vm.py: a CPU count without a shape is refused")
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    os.rmdir(d)
+
+
 def sysfs_reads():
     """sysfs-reads-ab.py: the arms' turns, and what a run's lines give."""
     turns = sysfs_reads_ab.order(6)
@@ -456,6 +488,7 @@ one_dimm()
 smoke_guests()
 gaps()
 sched_gaps()
+guest_cpus()
 sysfs_reads()
 hotplug_begin()
 begin()

@@ -48,6 +48,17 @@ DEFAULT_IMAGE_DIR = os.environ.get(
                  "memonlined-vm", "noproject"))
 GUEST_LIB = "/usr/lib/memonlined-test"
 
+# Guest CPUs -> the -smp shape beside sockets=2 (one socket per CPU node). 8 is
+# the suites' own (two cores of two threads per node); fewer leave TCG's vCPU
+# threads fewer than the host's cores, for benchmarks that must not
+# oversubscribe them.
+SMP_SHAPES = {8: "cores=2,threads=2", 4: "cores=1,threads=2", 2: "cores=1,threads=1"}
+
+
+def cpu_range(first, end):
+    """QEMU's -numa cpus= value for CPUs first..end-1."""
+    return str(first) if end - first == 1 else "%d-%d" % (first, end - 1)
+
 # Label area for emulated NVDIMMs; backend size = namespace size + label size.
 NVDIMM_LABEL_SIZE = 128 * KiB
 # NVDIMMs are pinned near the top of the device-memory window so that the
@@ -175,7 +186,10 @@ class VM:
 
     def __init__(self, image_dir=None, workdir=None, mem_mib=2048, slots=16,
                  maxmem="128G", virtio_mem_size=4 * GiB, virtio_mem_node=1,
-                 coldplug_nvdimms=(), extra_append="", log=None, boot_timeout=300, cxl=()):
+                 coldplug_nvdimms=(), extra_append="", log=None, boot_timeout=300, cxl=(), cpus=8):
+        if cpus not in SMP_SHAPES:
+            raise VMError("cpus must be one of %s" % sorted(SMP_SHAPES))
+        self.cpus = cpus
         self.image_dir = image_dir or DEFAULT_IMAGE_DIR
         env = image_env(self.image_dir)
         self.image = env.get("IMAGE", os.path.join(self.image_dir, "image.raw"))
@@ -228,12 +242,12 @@ class VM:
         c = ["qemu-system-x86_64",
              "-machine", "q35,accel=tcg,cxl=on" if cxl else "pc,accel=tcg,nvdimm=on",
              "-cpu", "max,vendor=GenuineIntel" + (",hypervisor=off" if cxl else ""),
-             "-smp", "8,sockets=2,cores=2,threads=2",
+             "-smp", "%d,sockets=2,%s" % (self.cpus, SMP_SHAPES[self.cpus]),
              "-m", "%dM,slots=%d,maxmem=%s" % (self.mem_mib, self.slots, self.maxmem),
              "-object", "memory-backend-ram,id=ram0,size=%dM" % half,
              "-object", "memory-backend-ram,id=ram1,size=%dM" % (self.mem_mib - half),
-             "-numa", "node,nodeid=0,cpus=0-3,memdev=ram0",
-             "-numa", "node,nodeid=1,cpus=4-7,memdev=ram1",
+             "-numa", "node,nodeid=0,cpus=%s,memdev=ram0" % cpu_range(0, self.cpus // 2),
+             "-numa", "node,nodeid=1,cpus=%s,memdev=ram1" % cpu_range(self.cpus // 2, self.cpus),
              # CPU-less, memory-less at boot. Being the last node it also owns
              # the SRAT hotplug range, so the guest knows it as possible.
              "-numa", "node,nodeid=2",

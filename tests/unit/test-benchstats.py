@@ -419,6 +419,29 @@ def guest_cpus():
     except vm.VMError:
         refused = True
     check(refused, "vm.py: a CPU count without a shape is refused")
+    # An RCU stall report whose backtraces fill far more than a short tail, before the agent answers.
+    guest = vm.VM(image_dir=d)
+    with open(guest.serial_log, "w") as f:
+        f.write("[  255.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n")
+        f.write("".join("[  276.8%04d] NMI backtrace for cpu %d ... RIP: 0010:pv_native_safe_halt\n" % (i, i % 8)
+                        for i in range(400)))
+    guest.alive = lambda: True
+
+    def no_agent(*a, **k):
+        raise OSError("no agent")
+    guest.qga_call = no_agent
+    try:
+        guest.wait_guest_ready(timeout=30, stall_s=120)
+        stalled = False
+    except vm.BootStalled:
+        stalled = True
+    except vm.VMError:          # the agent's timeout: the stall went unseen
+        stalled = False
+    size = guest._serial_size()
+    check(guest.serial_since(size) == guest.serial_tail(64) and guest.serial_since(size, overlap=0) == "",
+          "vm.py: what the console printed since an offset, with the overlap before it")
+    guest.close()
+    check(stalled, "vm.py: an RCU stall report is seen however long its backtraces run")
     for f in os.listdir(d):
         os.unlink(os.path.join(d, f))
     os.rmdir(d)

@@ -330,6 +330,16 @@ class VM:
         except OSError:
             return ""
 
+    def serial_since(self, offset, overlap=64):
+        """What the serial console printed from OFFSET on, with OVERLAP bytes before it
+        (a line split across two polls is still whole)."""
+        try:
+            with open(self.serial_log, "rb") as f:
+                f.seek(max(0, offset - overlap))
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
     def _serial_size(self):
         try:
             return os.path.getsize(self.serial_log)
@@ -513,9 +523,12 @@ class VM:
                 now = time.monotonic()
                 size = self._serial_size()
                 if size != seen_size:
-                    seen_size, seen_at = size, now
                     # The other hang: the console keeps printing RCU stall reports, so it is never silent.
-                    if stall_s and "detected stalls on CPUs" in self.serial_tail(2000):
+                    # Each report's NMI backtraces (one per CPU) push its first line out of any short
+                    # tail within the second, so all that came since the last poll is searched.
+                    printed = self.serial_since(max(seen_size, 0))
+                    seen_size, seen_at = size, now
+                    if stall_s and "detected stalls on CPUs" in printed:
                         raise BootStalled("the guest kernel reports an RCU stall before its agent answers")
                 elif stall_s and now - seen_at > stall_s:
                     last = self.serial_tail(400).strip().splitlines()

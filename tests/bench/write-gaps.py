@@ -68,9 +68,10 @@ WRITE_RE = re.compile(r"memory(\d+) (\d+)-(\d+)")
 SCHED_EVENTS = ("sched/sched_switch", "irq/irq_handler_entry", "irq/irq_handler_exit",
                 "irq/softirq_entry", "irq/softirq_exit")
 SCHED_SETUP = "".join("echo 1 > %s/events/%s/enable\n" % (vb.TRACE, e) for e in SCHED_EVENTS)
+_SCHED_NAMES = "|".join(e.split("/", 1)[1] for e in SCHED_EVENTS)
 # Only the bench probes' lines, for vm-bench's parser (the per-CPU buffers hold the rest).
-READ_BENCH = r"grep -v -E ': (sched_switch|irq_handler_entry|irq_handler_exit|softirq_entry|softirq_exit):' %(T)s/trace"
-READ_CPU = r"grep -E ': (sched_switch|irq_handler_entry|irq_handler_exit|softirq_entry|softirq_exit|onl|onlr):' %(T)s/per_cpu/cpu%(cpu)d/trace"
+READ_BENCH = r"grep -v -E ': (%s):' %%(T)s/trace" % _SCHED_NAMES
+READ_CPU = r"grep -E ': (%s|onl|onlr):' %%(T)s/per_cpu/cpu%%(cpu)d/trace" % _SCHED_NAMES
 TRACE_LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): ?(.*)$")
 SWITCH = re.compile(r"prev_comm=(.*?) prev_pid=(\d+) .*?prev_state=(\S+) ==> next_comm=(.*?) next_pid=(\d+)")
 IRQ_NAME = re.compile(r"irq=(\d+) name=(\S+)")
@@ -330,9 +331,8 @@ def trial(args, rep):
             ev = vb.parse_trace(bench)
             res["sched"] = {}
             writers = writer_cpus(bench)
-            cpus = int(vm.sh("nproc --all").out.strip())
             every = [vm.sh(READ_CPU % {"T": vb.TRACE, "cpu": c}, timeout=args.timeout).out.splitlines()
-                     for c in range(cpus)]
+                     for c in range(vm.cpus)]
             for cpu in writers:
                 res["sched"][str(cpu)] = sched_gaps(every[cpu])
             if ev["onl"] and ev["onlr"]:

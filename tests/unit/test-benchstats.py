@@ -6,6 +6,7 @@ of the smoke's shared guests, one "ok - ..." or "not ok - ..." line each
 import importlib.util
 import itertools
 import os
+import signal
 import statistics
 import sys
 import time
@@ -442,6 +443,54 @@ def guest_cpus():
           "vm.py: what the console printed since an offset, with the overlap before it")
     guest.close()
     check(stalled, "vm.py: an RCU stall report is seen however long its backtraces run")
+    # QEMU aborts on an assertion of its own during the first boot: a reboot, not a failed run.
+    guest = vm.VM(image_dir=d)
+    starts, kills = [], []
+
+    class Exited:
+        def __init__(self, rc):
+            self.returncode = rc
+
+    def start():
+        starts.append(guest.nvdimm_next_addr)
+        guest.nvdimm_next_addr += 1 << 30
+        guest.t_boot = time.monotonic()
+        with open(guest.qemu_log, "w") as f:
+            f.write("qemu-system-x86_64: system/physmem.c:2678: iotlb_to_section: Assertion "
+                    "`section_index < d->map.sections_nb' failed.\n" if len(starts) == 1 else "")
+        guest.proc = Exited(-signal.SIGABRT if len(starts) == 1 else None)
+    guest.start = start
+    guest.log = lambda msg: None
+    guest.kill = lambda: kills.append(len(starts))
+    guest.alive = lambda: len(starts) > 1
+    guest.qga_call = lambda *a, **k: {}
+    guest.guest_exec = lambda *a, **k: vm.ExecResult(0, "running\n", "")
+    guest.boot(attempts=3, stall_s=120)
+    check(len(starts) == 2 and kills == [1] and guest.boot_retries == 1 and starts[1] == starts[0],
+          "vm.py: QEMU's own assertion during boot costs one reboot, with the NVDIMM addresses reset")
+    # A command line QEMU refuses is not retried: it would fail the same way each time.
+    guest2 = vm.VM(image_dir=d)
+    refused = []
+
+    def start_refused():
+        refused.append(1)
+        with open(guest2.qemu_log, "w") as f:
+            f.write("qemu-system-x86_64: -device nvdimm: memory backend not found\n")
+        guest2.proc = Exited(1)
+    guest2.start = start_refused
+    guest2.log = lambda msg: None
+    guest2.kill = lambda: None
+    guest2.alive = lambda: False
+    try:
+        guest2.boot(attempts=3, stall_s=120)
+        raised = None
+    except vm.VMError as e:
+        raised = e
+    check(len(refused) == 1 and raised is not None and not isinstance(raised, vm.EmulatorAborted),
+          "vm.py: QEMU refusing its command line fails at once, without a reboot")
+    guest.proc = guest2.proc = None
+    guest.close()
+    guest2.close()
     for f in os.listdir(d):
         os.unlink(os.path.join(d, f))
     os.rmdir(d)

@@ -1498,7 +1498,7 @@ def run_boot(image_dir, workdir, tag, boot, setup, scenarios, vm_opts, only, ver
         suite.tag = tag
         vm.boot()
         suite.log("%s %s boot %.1fs%s" % (tag, boot, vm.boot_seconds,
-                                          " after %d stalled boot(s)" % vm.boot_retries
+                                          " after %d stalled or aborted boot(s)" % vm.boot_retries
                                           if vm.boot_retries else ""))
         timings["%s/boot:%s" % (tag, boot)] = vm.boot_seconds
         suite.run(only, scenarios, setup)

@@ -109,6 +109,16 @@ class BootStalled(VMError):
     """The guest's console stopped moving before its agent came up."""
 
 
+class EmulatorAborted(VMError):
+    """QEMU itself failed an internal assertion (or aborted) before the guest's agent came up."""
+
+
+def emulator_aborted(returncode, qemu_log):
+    """True when QEMU's exit is its own internal failure, not a refusal of the command line:
+    TCG now and then fails an assertion of its own (seen: iotlb_to_section's in physmem.c)."""
+    return returncode == -signal.SIGABRT or "Assertion `" in qemu_log
+
+
 class ExecResult:
     def __init__(self, rc, out, err):
         self.rc, self.out, self.err = rc, out, err
@@ -492,16 +502,18 @@ class VM:
         """start() and wait_guest_ready(), restarting qemu when the guest
         stalls before its agent answers. TCG guests now and then hang early in
         the kernel's boot (seen after "sched_clock: Marking stable", the serial
-        console silent from then on); that is the emulator, not the code under
-        test, so it costs a reboot rather than the run. Each restart is logged
-        and counted in boot_retries."""
+        console silent from then on), and QEMU's TCG now and then fails an
+        internal assertion of its own and aborts; that is the emulator, not the
+        code under test, so it costs a reboot rather than the run. Each restart
+        is logged and counted in boot_retries."""
         self.boot_retries = 0
         for attempt in range(1, attempts + 1):
             self.start()
             try:
                 return self.wait_guest_ready(stall_s=stall_s)
-            except BootStalled as e:
-                self.log("boot stalled (attempt %d/%d): %s" % (attempt, attempts, e))
+            except (BootStalled, EmulatorAborted) as e:
+                self.log("boot %s (attempt %d/%d): %s"
+                         % ("stalled" if isinstance(e, BootStalled) else "aborted", attempt, attempts, e))
                 if attempt == attempts:
                     raise
                 self.kill()
@@ -514,8 +526,10 @@ class VM:
         seen_size, seen_at = -1, time.monotonic()
         while True:
             if not self.alive():
-                raise VMError("qemu exited during boot: %s\nserial:\n%s"
-                              % (self.qemu_log_tail(), self.serial_tail()))
+                log = self.qemu_log_tail()
+                rc = self.proc.returncode if self.proc is not None else None
+                raise (EmulatorAborted if emulator_aborted(rc, log) else VMError)(
+                    "qemu exited during boot: %s\nserial:\n%s" % (log, self.serial_tail()))
             try:
                 self.qga_call("guest-ping", timeout=5)
                 break

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/param.h>
@@ -9,6 +10,7 @@
 #include "handoff.h"
 #include "online.h"
 #include "sysfs.h"
+#include "uring.h"
 #include "util.h"
 
 #define WORKER_STACK_SIZE (256 * 1024)
@@ -82,6 +84,7 @@ struct online_pass {
         atomic_bool wrote;              /* a write has returned */
         bool wrote_seen;                /* under done_lock: the caller may run after_first_write */
         unsigned writes_per_turn;
+        bool chain;                     /* runs of writes go to the kernel as linked chains */
         unsigned retries;
         unsigned backoff_ms, backoff_max_ms;
         int memory_dir_fd;              /* devices/system/memory, -1 without files or when it cannot be opened */
@@ -115,6 +118,7 @@ struct prefetcher {
         size_t claimed;                 /* items [0, claimed) are taken: the helper's in order, or the worker's */
         size_t turn;                    /* the worker is at this item */
         size_t closed;                  /* the helper closed the files of items [0, closed) */
+        size_t released;                /* the worker gave back the files of items [0, released) */
         bool quit;                      /* w's run is over: prepare no more */
         bool exit;                      /* the helper thread ends */
         bool started;                   /* the helper thread runs */
@@ -138,6 +142,9 @@ struct pool_thread {
         bool pinned;                    /* has pinned itself at all */
         int pin_error;                  /* that pin's outcome, 0 or -errno */
         struct prefetcher pf;
+        struct uring ring;              /* for chained writes; fd -1 until opened */
+        int ring_error;                 /* why it has none, -errno; 0 = none tried or it has one */
+        unsigned ring_gen;              /* pool->pin_gen when its writes were bound to cpu */
 };
 
 struct online_pool {
@@ -163,6 +170,10 @@ struct worker {
         size_t first_deferred;          /* items from here on are the zones' deferred blocks */
         unsigned streak;                /* writes in the current hold */
         struct prefetcher *pf;          /* its thread's helper for this run; NULL: prepare inline */
+        struct uring *ring;             /* its thread's ring for chained writes; NULL: one write per call */
+        size_t released;                /* items [0, released) are done with their files */
+        size_t chained;                 /* blocks written through a chain */
+        int chain_error;                /* why it wrote block by block though chains were asked for, -errno */
 };
 
 static bool stopped(const struct online_pass *pass) {
@@ -172,16 +183,13 @@ static bool stopped(const struct online_pass *pass) {
 static int pin_self(int cpu) {
         cpu_set_t *set;
         size_t size;
-        int r = 0;
+        int r;
 
         if (cpu < 0)
                 return 0;
-        set = CPU_ALLOC((size_t) cpu + 1);
-        if (!set)
-                return -ENOMEM;
-        size = CPU_ALLOC_SIZE((size_t) cpu + 1);
-        CPU_ZERO_S(size, set);
-        CPU_SET_S((size_t) cpu, size, set);
+        r = cpu_set_one(cpu, &set, &size);
+        if (r < 0)
+                return r;
         if (sched_setaffinity(0, size, set) < 0)
                 r = -errno;
         CPU_FREE(set);
@@ -340,7 +348,7 @@ static void prefetch_run(struct prefetcher *pf, struct worker *w) {
                         break;
                 }
                 i = pf->claimed++;
-                done = pf->turn > 0 ? pf->turn - 1 : 0;  /* the worker has finished with these */
+                done = pf->released;    /* the worker has finished with these */
                 pthread_mutex_unlock(&pf->lock);
 
                 /*
@@ -481,7 +489,7 @@ static void prefetch_start(struct worker *w) {
         pthread_mutex_lock(&pf->lock);
         pf->ready = ready;
         pf->claimed = 1;
-        pf->turn = pf->closed = 0;
+        pf->turn = pf->closed = pf->released = 0;
         pf->quit = false;
         pf->w = w;
         pthread_cond_signal(&pf->cond);
@@ -514,6 +522,7 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
         rb = pf->ready[i];
         pf->ready[i].fd = -1;
         pf->turn = i + 1;
+        pf->released = w->released;     /* publishes release_ready()'s stores */
         /* Wake a sleeping helper once half its window is free, not per block: fewer futex calls. */
         if (pf->helper_waits && pf->claimed <= pf->turn + PREFETCH_AHEAD / 2)
                 pthread_cond_signal(&pf->cond);
@@ -522,10 +531,12 @@ static struct ready_block take_ready(struct worker *w, size_t i) {
 }
 
 /*
- * The worker is done with item i's file: the helper closes it once the
- * worker has moved on (take_ready() of the next item publishes the store).
+ * The worker is done with item i's file, items in order: the helper closes
+ * it once the worker has moved on (take_ready() of the next item publishes
+ * the store). A chain takes several items before it gives any back.
  */
 static void release_ready(struct worker *w, size_t i, int fd) {
+        w->released = i + 1;
         if (fd < 0)
                 return;
         if (w->pf)
@@ -577,6 +588,16 @@ static bool worth_writing(const struct ready_block *rb, struct block_result *br)
         return true;
 }
 
+/* A write of the pass has returned: the caller's after_first_write may run. */
+static void note_first_write(struct online_pass *pass) {
+        if (!atomic_load(&pass->wrote) && !atomic_exchange(&pass->wrote, true)) {
+                pthread_mutex_lock(&pass->done_lock);
+                pass->wrote_seen = true;
+                pthread_cond_signal(&pass->done_cond);
+                pthread_mutex_unlock(&pass->done_lock);
+        }
+}
+
 /* One write, timed, with the write slot held for it; false if a stop came first. The write's 0 or -errno in *ret. */
 static bool write_in_slot(struct worker *w, struct block_result *br, const struct ready_block *rb, const char *value,
                           int *ret) {
@@ -594,12 +615,7 @@ static bool write_in_slot(struct worker *w, struct block_result *br, const struc
         t0 = now_usec();
         r = write_state(pass, br->id, rb->fd, value);
         t1 = now_usec();
-        if (!atomic_load(&pass->wrote) && !atomic_exchange(&pass->wrote, true)) {
-                pthread_mutex_lock(&pass->done_lock);
-                pass->wrote_seen = true;
-                pthread_cond_signal(&pass->done_cond);
-                pthread_mutex_unlock(&pass->done_lock);
-        }
+        note_first_write(pass);
         br->cpu = sched_getcpu();
         /* A failure leads to a backoff or a state read: not with the slot held. */
         if (r != 0 || ++w->streak >= pass->writes_per_turn)
@@ -643,15 +659,49 @@ static bool fall_back_after_einval(const struct online_pass *pass, const struct 
         return true;
 }
 
+/* What the item's block is written: its zone's value, NULL for none. */
+static const char *item_value(const struct plan_item *item) {
+        return item->zone == ZONE_ONLINE || item->zone == ZONE_MOVABLE || item->zone == ZONE_KERNEL ?
+                zone_to_string(item->zone) : NULL;
+}
+
+/* After a write that returned r: true to write *value again (a backoff for EBUSY, or the kernel's zone). */
+static bool after_write(struct worker *w, const struct plan_item *item, struct ready_block *rb,
+                        struct block_result *br, const char **value, int r) {
+        struct online_pass *pass = w->pass;
+
+        br->error = r;
+        if (r == 0)
+                return false;
+        if ((r == -EBUSY || r == -EAGAIN) && br->attempts <= pass->retries) {
+                sleep_msec(backoff_for(pass, br->attempts));
+                job_progress_beat(pass->req->progress);
+                return true;
+        }
+        return r == -EINVAL && fall_back_after_einval(pass, item, rb, br, value);
+}
+
+/* Write *value until it is done, failed for good or stopped. */
+static void write_until_done(struct worker *w, const struct plan_item *item, struct ready_block *rb,
+                             struct block_result *br, const char *value) {
+        int r;
+
+        while (write_in_slot(w, br, rb, value, &r))
+                if (!after_write(w, item, rb, br, &value, r))
+                        return;
+
+        /* Stopped. A block that never reached the kernel stays offline for the next coldplug. */
+        if (br->attempts == 0) {
+                br->not_attempted = true;
+                br->error = -ECANCELED;
+        }
+}
+
 /* Bring one block online, retrying as the policy allows. Fills br; never fails the batch. rb.fd is the caller's. */
 static void online_one(struct worker *w, const struct plan_item *item, struct ready_block rb,
                        struct block_result *br) {
-        struct online_pass *pass = w->pass;
-        const char *value;
-        int r;
+        const char *value = item_value(item);
 
-        value = item->zone == ZONE_ONLINE || item->zone == ZONE_MOVABLE || item->zone == ZONE_KERNEL ?
-                zone_to_string(item->zone) : NULL;
         if (!value) {
                 br->error = -EINVAL;
                 return;
@@ -659,26 +709,7 @@ static void online_one(struct worker *w, const struct plan_item *item, struct re
         /* Prepared before our turn: the slot is only held for the write itself. */
         if (!worth_writing(&rb, br))
                 return;
-
-        while (write_in_slot(w, br, &rb, value, &r)) {
-                br->error = r;
-                if (r == 0)
-                        return;
-                if ((r == -EBUSY || r == -EAGAIN) && br->attempts <= pass->retries) {
-                        sleep_msec(backoff_for(pass, br->attempts));
-                        job_progress_beat(pass->req->progress);
-                        continue;
-                }
-                if (r == -EINVAL && fall_back_after_einval(pass, item, &rb, br, &value))
-                        continue;
-                return;
-        }
-
-        /* Stopped. A block that never reached the kernel stays offline for the next coldplug. */
-        if (br->attempts == 0) {
-                br->not_attempted = true;
-                br->error = -ECANCELED;
-        }
+        write_until_done(w, item, &rb, br, value);
 }
 
 /*
@@ -697,6 +728,216 @@ static int pool_thread_pin(struct pool_thread *t) {
         return t->pin_error;
 }
 
+/*
+ * Chained writes. Between two writes of a block-by-block writer lies a
+ * return to userspace and a new system call, each a page-table switch
+ * (page-table isolation) that costs most where it is emulated. A chain
+ * queues a run of writes as linked io_uring requests: the kernel's io-wq
+ * worker, bound to the writer's CPU, goes from one write to the next
+ * without leaving the kernel, while the writer reaps each completion.
+ * The kernel still serialises the writes, in the order queued; a link
+ * that fails breaks the chain and each block left is written block by
+ * block, as it would have been without a chain.
+ */
+#define CHAIN_MAX ONLINE_WRITES_PER_TURN
+
+struct chain_link {
+        size_t i;                       /* the worker's item */
+        struct ready_block rb;
+        char line[32];                  /* "value\n": the kernel reads it until the completion */
+        size_t len;
+        int res;                        /* the completion's result; INT_MIN = none reaped */
+        uint64_t end_usec;              /* when it was reaped */
+};
+
+/*
+ * The thread's ring, its writes bound to its CPU: opened once, bound
+ * again after a repin. NULL, block by block, when the kernel has none, a
+ * filter refuses it, or its writes could not be kept on the thread's CPU
+ * (they would run off the memory's node): the reason is in ring_error.
+ */
+static struct uring *pool_thread_ring(struct pool_thread *t) {
+        unsigned gen = atomic_load(&t->pool->pin_gen);
+        int r;
+
+        if (t->ring_error < 0 || t->cpu < 0 || !t->pinned || t->pin_error < 0)
+                return NULL;
+        if (t->ring.fd < 0) {
+                r = uring_open(CHAIN_MAX, &t->ring);
+                if (r < 0) {
+                        t->ring_error = r;
+                        return NULL;
+                }
+                t->ring_gen = gen - 1;
+        }
+        if (t->ring_gen != gen) {
+                r = uring_bind_cpu(&t->ring, t->cpu);
+                if (r < 0) {
+                        uring_close(&t->ring);
+                        t->ring_error = r;
+                        return NULL;
+                }
+                t->ring_gen = gen;
+        }
+        return &t->ring;
+}
+
+/* A ring that failed mid-chain is given up: the thread writes block by block from now on. */
+static void chain_give_up(struct worker *w, int error) {
+        uring_close(w->ring);
+        w->thread->ring_error = w->chain_error = error < 0 ? error : -EIO;
+        w->ring = NULL;
+}
+
+/* Whether a prepared block can join a chain: offline (or unread: the write decides) and with a value to write. */
+static bool chainable(const struct ready_block *rb, const struct plan_item *item) {
+        return rb->error == 0 && rb->fd >= 0 && (rb->state_error != 0 || rb->state == BLOCK_STATE_OFFLINE) &&
+                item_value(item);
+}
+
+/* Items from i on that a chain may take: not the zones' deferred blocks while they may be held. */
+static size_t chain_end(const struct worker *w) {
+        return w->pass->req->hold_last ? w->first_deferred : w->n_items;
+}
+
+static const struct plan_item *worker_item(const struct worker *w, size_t i) {
+        return &w->pass->req->plan->groups[w->group].items[w->items[i] - w->first_item];
+}
+
+/* A link's block after its completion: done, or written on block by block from where it stands. */
+static void chain_link_finish(struct worker *w, struct chain_link *l, uint64_t start_usec, bool *ret_broken) {
+        struct block_result *br = &w->pass->res->blocks[w->items[l->i]];
+        const struct plan_item *item = worker_item(w, l->i);
+        const char *value = item_value(item);
+
+        if (l->res == INT_MIN) {
+                /* Never reaped: whether it was written, its state says. */
+                l->rb.state_error = read_state(w->pass, br->id, l->rb.fd, &l->rb.state);
+                *ret_broken = true;
+                online_one(w, item, l->rb, br);
+                return;
+        }
+        if (l->res == -ECANCELED || l->res == -EINTR) {
+                /* Never stored: an earlier link failed, or the hotplug lock was busy (a write restarts then). */
+                *ret_broken = true;
+                online_one(w, item, l->rb, br);
+                return;
+        }
+        br->attempts++;
+        br->cpu = w->thread->cpu;       /* its io-wq worker is bound to the writer's CPU */
+        br->done_usec = l->end_usec;
+        if (w->first_start == 0)
+                w->first_start = start_usec;
+        w->last_end = l->end_usec;
+        w->streak++;
+        if (l->res >= 0 && (size_t) l->res == l->len) {
+                br->error = 0;
+                br->usec = l->end_usec - start_usec;
+                w->chained++;
+                return;
+        }
+        *ret_broken = true;
+        if (after_write(w, item, &l->rb, br, &value, l->res < 0 ? l->res : -EIO))
+                write_until_done(w, item, &l->rb, br, value);
+}
+
+/*
+ * Write item i (prepared in rb, chainable) and the run after it as one
+ * chain, with the write slot held. How many items it has taken and
+ * finished, or 0 when no chain could be made: the caller writes i alone.
+ */
+static size_t chain_run(struct worker *w, size_t i, const struct ready_block *rb) {
+        struct online_pass *pass = w->pass;
+        struct chain_link links[CHAIN_MAX];
+        struct ready_block stray = {};
+        size_t n = 1, limit, end = chain_end(w), taken;
+        unsigned submitted = 0;
+        bool has_stray = false, broken = false;
+        uint64_t start;
+        int r = 0;
+
+        if (i + 1 >= end || stopped(pass))
+                return 0;
+        slot_take(w);
+        limit = MIN((size_t) CHAIN_MAX, (size_t) (pass->writes_per_turn - MIN(w->streak, pass->writes_per_turn)));
+        if (limit < 2 || stopped(pass))
+                return 0;
+        links[0] = (struct chain_link) { .i = i, .rb = *rb, .res = INT_MIN };
+        while (n < limit && i + n < end && !stopped(pass)) {
+                size_t j = i + n;
+                struct ready_block next = take_ready(w, j);
+
+                job_progress_block(pass->req->progress, pass->req->plan->groups[w->group].node,
+                                   pass->res->blocks[w->items[j]].id);
+                if (!chainable(&next, worker_item(w, j))) {
+                        /* Taken, so finished here after the chain, alone. */
+                        stray = next;
+                        has_stray = true;
+                        break;
+                }
+                links[n++] = (struct chain_link) { .i = j, .rb = next, .res = INT_MIN };
+        }
+        if (n == 1) {
+                /* Nothing to link it to: one write is one call either way. */
+                online_one(w, worker_item(w, i), *rb, &pass->res->blocks[w->items[i]]);
+                job_progress_finished(pass->req->progress);
+                release_ready(w, i, rb->fd);
+                goto stray;
+        }
+        for (size_t k = 0; k < n; k++) {
+                const char *value = item_value(worker_item(w, links[k].i));
+
+                links[k].len = strlen(value);
+                memcpy(links[k].line, value, links[k].len);
+                links[k].line[links[k].len++] = '\n';
+                r = uring_queue_write(w->ring, links[k].rb.fd, links[k].line, links[k].len, k, k + 1 < n);
+                if (r < 0)
+                        break;
+        }
+        start = now_usec();
+        if (r >= 0)
+                r = uring_submit(w->ring, &submitted);
+        /* The completions come in chain order; each link's time runs from the one before. */
+        for (unsigned got = 0; r >= 0 && got < submitted; got++) {
+                uint64_t k;
+                int res;
+
+                r = uring_wait(w->ring, &k, &res);
+                if (r >= 0 && k >= n)
+                        r = -EIO;       /* not ours: what the ring holds can no longer be told apart */
+                if (r < 0)
+                        break;
+                if (pass->req->ops && pass->req->ops->chain_result)
+                        res = pass->req->ops->chain_result(pass->req->ops->userdata,
+                                                           pass->res->blocks[w->items[links[k].i]].id, res);
+                links[k].res = res;
+                links[k].end_usec = now_usec();
+                note_first_write(pass);
+                job_progress_beat(pass->req->progress);
+        }
+        if (r < 0 || submitted < n)
+                chain_give_up(w, r);
+
+        for (size_t k = 0; k < n; k++) {
+                chain_link_finish(w, &links[k], k == 0 ? start : links[k - 1].end_usec ?: start, &broken);
+                job_progress_finished(pass->req->progress);
+                release_ready(w, links[k].i, links[k].rb.fd);
+        }
+        if (broken || w->streak >= pass->writes_per_turn)
+                slot_drop(w);
+stray:
+        taken = n;
+        if (has_stray) {
+                size_t j = i + n;
+
+                online_one(w, worker_item(w, j), stray, &pass->res->blocks[w->items[j]]);
+                job_progress_finished(pass->req->progress);
+                release_ready(w, j, stray.fd);
+                taken++;
+        }
+        return taken;
+}
+
 static void worker_run(struct worker *w) {
         struct online_pass *pass = w->pass;
         const struct plan_group *g = &pass->req->plan->groups[w->group];
@@ -707,6 +948,11 @@ static void worker_run(struct worker *w) {
         w->prepared_usec = now_usec();
         if (w->thread)
                 w->pin_error = pool_thread_pin(w->thread);
+        /* Chains only through files, and only for the plain write: a test's write_file sees every block. */
+        w->ring = w->thread && pass->chain && uses_files(pass->req) && !(pass->req->ops && pass->req->ops->write_file) ?
+                pool_thread_ring(w->thread) : NULL;
+        if (!w->ring && w->thread && pass->chain)
+                w->chain_error = w->thread->ring_error;
         w->pinned_usec = now_usec();
 
         for (size_t i = 0; i < w->n_items; i++) {
@@ -723,7 +969,15 @@ static void worker_run(struct worker *w) {
                 job_progress_block(pass->req->progress, g->node, br->id);
                 if (i >= w->first_deferred && pass->req->hold_last && atomic_load(pass->req->hold_last))
                         br->held = br->skipped = true;
-                else
+                else if (w->ring && chainable(&rb, &g->items[idx - w->first_item])) {
+                        size_t taken = chain_run(w, i, &rb);
+
+                        if (taken > 0) {
+                                i += taken - 1;
+                                continue;
+                        }
+                        online_one(w, &g->items[idx - w->first_item], rb, br);
+                } else
                         online_one(w, &g->items[idx - w->first_item], rb, br);
                 job_progress_finished(pass->req->progress);
                 release_ready(w, i, rb.fd);
@@ -871,8 +1125,9 @@ static void *pool_thread_main(void *userdata) {
 
         /* Before pinning: the helper may run on any CPU, in parallel. */
         prefetcher_init(&t->pf);
-        /* Pinned before its first pass: the migration to a busy CPU is no pass's wait. */
+        /* Pinned before its first pass: the migration to a busy CPU is no pass's wait. Its ring too. */
         (void) pool_thread_pin(t);
+        (void) pool_thread_ring(t);
         while ((w = handoff_take(&t->tasks))) {
                 worker_run(w);
                 /* Free for the next pass before this one hears that it is done. */
@@ -882,6 +1137,8 @@ static void *pool_thread_main(void *userdata) {
                 pass_worker_done(w->pass);
         }
         prefetcher_done(&t->pf);
+        if (t->ring.fd >= 0)
+                uring_close(&t->ring);
         return NULL;
 }
 
@@ -902,7 +1159,7 @@ static struct pool_thread *pool_thread_new(struct online_pool *p, int cpu) {
 
         if (!t)
                 return NULL;
-        *t = (struct pool_thread) { .pool = p, .cpu = cpu, .busy = true };
+        *t = (struct pool_thread) { .pool = p, .cpu = cpu, .busy = true, .ring.fd = -1 };
         handoff_init(&t->tasks);
         /* Writers need little stack; the daemon mlockall()s, so keep it small. */
         pthread_attr_init(&attr);
@@ -1067,6 +1324,9 @@ static void group_span(struct online_result *res, struct group_result *gr, const
                 }
                 if (w->last_end > gr->end_usec)
                         gr->end_usec = w->last_end;
+                res->chained += w->chained;
+                if (w->chain_error < 0 && res->chain_errno == 0)
+                        res->chain_errno = -w->chain_error;
                 if (w->pin_error < 0 && !res->pin_failed) {
                         res->pin_failed = true;
                         res->pin_errno = -w->pin_error;
@@ -1112,6 +1372,7 @@ static struct online_pass pass_new(const struct online_request *req, struct onli
                 .res = res,
                 .arbiter.limit = 1,
                 .writes_per_turn = req->writes_per_turn > 0 ? req->writes_per_turn : ONLINE_WRITES_PER_TURN,
+                .chain = true,
                 /* The daemon always passes a policy; without one (unit tests), its defaults. */
                 .retries = POLICY_DEFAULT_RETRIES,
                 .backoff_ms = POLICY_DEFAULT_RETRY_BACKOFF_MS,
@@ -1120,6 +1381,7 @@ static struct online_pass pass_new(const struct online_request *req, struct onli
 
         if (req->policy) {
                 pass.arbiter.limit = MAX(req->policy->max_concurrent_writes, 1U);
+                pass.chain = req->policy->write_chain;
                 pass.retries = req->policy->retries;
                 pass.backoff_ms = req->policy->retry_backoff_ms;
                 pass.backoff_max_ms = req->policy->retry_backoff_max_ms;
@@ -1139,7 +1401,7 @@ int online_write(const struct online_request *req, struct online_result **ret) {
 
         if (!req || !req->plan || !ret)
                 return -EINVAL;
-        if (req->ops && !req->ops->write_state && !req->ops->write_file)
+        if (req->ops && !req->ops->write_state && !req->ops->write_file && !req->ops->chain_result)
                 return -EINVAL;
         if (uses_files(req) && !req->sysfs_root)
                 return -EINVAL;

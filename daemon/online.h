@@ -35,6 +35,13 @@ struct online_ops {
          * short; it may call online_write_state_file() with its arguments.
          */
         int (*write_file)(void *userdata, uint64_t block_id, int fd, const char *value);
+        /*
+         * Or, with neither: the files and the chained writes as without
+         * ops, but each chained write's result (bytes or -errno) is the
+         * test's to answer as the kernel would: a failed link, the links
+         * after it -ECANCELED, -EINTR for a busy hotplug lock.
+         */
+        int (*chain_result)(void *userdata, uint64_t block_id, int res);
         void *userdata;
 };
 
@@ -93,6 +100,8 @@ struct online_result {
         uint64_t start_usec, end_usec;
         uint64_t first_online_usec;     /* the earliest of the groups', 0 if no block came online */
         uint64_t first_steps_usec[_ONLINE_STEP_MAX];
+        size_t chained;                 /* blocks written through a linked chain of writes */
+        int chain_errno;                /* why some worker wrote block by block instead, 0 if none did */
         bool pin_failed;                /* some worker could not pin */
         int pin_errno;
         int pin_cpu;

@@ -84,6 +84,7 @@ int policy_new_default(struct policy **ret) {
                 .settle_ms = 30,
                 .max_wait_ms = 500,
                 .max_concurrent_writes = 1,
+                .write_chain = true,
                 .workers = { .count = 1 },
                 .retries = POLICY_DEFAULT_RETRIES,
                 .retry_backoff_ms = POLICY_DEFAULT_RETRY_BACKOFF_MS,
@@ -791,6 +792,8 @@ static int key_daemon(struct parser *ps, const char *key, const char *value) {
         }
         if (strcasecmp(key, "take_over_auto_online") == 0)
                 return parse_bool_key(ps, "take_over_auto_online", value, &p->take_over_auto_online);
+        if (strcasecmp(key, "write_chain") == 0)
+                return parse_bool_key(ps, "write_chain", value, &p->write_chain);
         return unknown_key(ps, "daemon", key);
 }
 

@@ -86,6 +86,7 @@ struct policy {
         unsigned settle_ms;             /* quiet time that closes a batch */
         unsigned max_wait_ms;           /* a batch never waits longer than this */
         unsigned max_concurrent_writes; /* kernel writes at once, default 1 */
+        bool write_chain;               /* a worker's run of writes as one linked io_uring chain, default yes */
         struct worker_count workers;    /* per node, default 1 */
         struct bitmask *banned_cpus;    /* never write from these; may be empty */
         unsigned retries;               /* EBUSY/EAGAIN retries per block */

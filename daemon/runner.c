@@ -391,6 +391,21 @@ static void warn_pin_failure(struct runner *c, const struct online_result *res) 
                          "cannot pin a worker to CPU %d: %m; carrying on unpinned", res->pin_cpu);
 }
 
+/* How the pass's writes reached the kernel: in linked chains, or block by block and why. */
+static void log_chains(struct runner *c, const struct online_result *res) {
+        size_t written = 0;
+
+        for (size_t i = 0; i < res->n_groups; i++)
+                written += res->groups[i].blocks;
+        if (res->chain_errno != 0)
+                report_log_errno(c->reporter, LOG_DEBUG, NULL, res->chain_errno,
+                                 "%zu of %zu blocks written in linked chains, the rest block by block: %m",
+                                 res->chained, written);
+        else
+                report_log(c->reporter, LOG_DEBUG, NULL, "%zu of %zu blocks written in linked chains",
+                           res->chained, written);
+}
+
 /* When a pass started, for the batch record's preparation time and CPU, and its phases. */
 enum pass_phase {
         PHASE_TOPOLOGY,
@@ -819,6 +834,7 @@ static void pass_report_say(struct runner *c, const struct pass_report *rep) {
         report_fallbacks(c, res);
         log_phases(c, &rep->pass.clock, res, rep->plan->n_items);
         log_write_times(c, res);
+        log_chains(c, res);
         /* All online (another agent's), gone or held: no record. */
         if (!all_skipped(res))
                 report_written(c, &rep->pass, rep->cpu_usec, rep->block_size, rep->plan, res);

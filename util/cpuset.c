@@ -129,3 +129,20 @@ int cpulist_format(const struct bitmask *m, char **ret) {
         *ret = TAKE_PTR(buf);
         return 0;
 }
+
+int cpu_set_one(int cpu, cpu_set_t **ret, size_t *ret_size) {
+        cpu_set_t *set;
+        size_t size;
+
+        if (cpu < 0)
+                return -EINVAL;
+        set = CPU_ALLOC((size_t) cpu + 1);
+        if (!set)
+                return -ENOMEM;
+        size = CPU_ALLOC_SIZE((size_t) cpu + 1);
+        CPU_ZERO_S(size, set);
+        CPU_SET_S((size_t) cpu, size, set);
+        *ret = set;
+        *ret_size = size;
+        return 0;
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sched.h>
 #include <stdbool.h>
 #include <numa.h>
 
@@ -26,3 +27,6 @@ bool cpuset_isset(const struct bitmask *m, unsigned cpu);
 /* Lowest set bit >= from, or -1. */
 int cpuset_next(const struct bitmask *m, unsigned from);
 #define CPUSET_FOREACH(cpu, m) for (int cpu = cpuset_next((m), 0); cpu >= 0; cpu = cpuset_next((m), (unsigned) cpu + 1))
+
+/* A glibc CPU set of cpu alone, sized for it (free with CPU_FREE), for affinity calls. */
+int cpu_set_one(int cpu, cpu_set_t **ret, size_t *ret_size);

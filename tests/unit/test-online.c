@@ -15,6 +15,7 @@
 #include <time.h>
 #include "fake-tree.h"
 #include "online.h"
+#include "uring.h"
 #include "util.h"
 
 /* ---- hand-built plans ------------------------------------------------ */
@@ -1472,6 +1473,214 @@ static void test_write_file_blocks(void **state) {
         fake_tree_free(root);
 }
 
+/* ---- chained writes: a run of writes as one linked io_uring chain ---- */
+
+/* The highest CPU this process may run on. */
+static int allowed_cpu(void) {
+        cpu_set_t set;
+
+        assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+        for (int c = CPU_SETSIZE - 1; c >= 0; c--)
+                if (CPU_ISSET(c, &set))
+                        return c;
+        fail();
+        return -1;
+}
+
+/* 0 when this kernel (and whatever filters us) gives a ring, else why not. */
+static int ring_error(void) {
+        struct uring u;
+        int r = uring_open(4, &u);
+
+        if (r == 0)
+                uring_close(&u);
+        return r;
+}
+
+static void test_chain_writes(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int cpu[] = { allowed_cpu() };
+        struct policy p = test_policy(1, 0);
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = tree_request(root, &t, &p);
+        uint64_t last_done = 0;
+        unsigned fds_before;
+        int ring = ring_error();
+
+        p.write_chain = true;
+        fake_standard_machine(root);
+        fake_add_blocks(root, 40, 40, 0, "offline", "Normal Movable");
+        tplan_group(&t, 0, cpu, 1, 40, 40, ZONE_MOVABLE);
+
+        fds_before = open_fds();
+        assert_int_equal(online_write(&req, &res), 0);
+        /* The pass's own threads are gone, and their rings with them. */
+        assert_int_equal(open_fds(), fds_before);
+
+        for (size_t i = 0; i < 40; i++) {
+                const struct block_result *br = &res->blocks[i];
+                _cleanup_free_ char *v = block_state(root, br->id);
+
+                assert_int_equal(br->error, 0);
+                assert_int_equal(br->attempts, 1);
+                assert_int_equal(br->cpu, cpu[0]);
+                assert_string_equal(v, "online_movable");
+                if (br->id != 41)
+                        last_done = MAX(last_done, br->done_usec);
+        }
+        /* The zone's second block still goes last, inside the last chain. */
+        assert_true(res->blocks[1].id == 41 && res->blocks[1].done_usec >= last_done);
+        assert_int_equal(res->groups[0].blocks, 40);
+        if (ring == 0) {
+                assert_int_equal(res->chained, 40);
+                assert_int_equal(res->chain_errno, 0);
+        } else {
+                /* No ring here (a filter, a tool that does not know io_uring): block by block, and why. */
+                assert_int_equal(res->chained, 0);
+                assert_int_equal(res->chain_errno, -ring);
+        }
+
+        /* Asked for none: block by block. */
+        p.write_chain = false;
+        for (uint64_t id = 40; id < 80; id++)
+                fake_add_block(root, id, 0, "offline", "Normal Movable");
+        online_result_freep(&res);
+        assert_int_equal(online_write(&req, &res), 0);
+        assert_int_equal(res->chained, 0);
+        assert_int_equal(res->chain_errno, 0);
+        assert_int_equal(res->groups[0].blocks, 40);
+        fake_tree_free(root);
+}
+
+/* The kernel's answers to the chained writes, by block id; the rest are the real results. */
+struct chain_script {
+        pthread_mutex_t lock;
+        int answer[128];                /* 0: the real result */
+        unsigned calls[128];
+        unsigned total;
+};
+
+static int chain_answer(void *userdata, uint64_t id, int res) {
+        struct chain_script *c = userdata;
+        int r = res;
+
+        pthread_mutex_lock(&c->lock);
+        c->total++;
+        if (id < 128) {
+                c->calls[id]++;
+                if (c->answer[id] != 0)
+                        r = c->answer[id];
+        }
+        pthread_mutex_unlock(&c->lock);
+        return r;
+}
+
+static void test_chain_link_fails(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int cpu[] = { allowed_cpu() };
+        struct policy p = test_policy(1, 2);
+        struct chain_script c = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        struct online_ops ops = { .chain_result = chain_answer, .userdata = &c };
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = tree_request(root, &t, &p);
+
+        bool ring = ring_error() == 0;
+
+        p.write_chain = true;
+        req.ops = &ops;
+        req.writes_per_turn = 8;
+        fake_standard_machine(root);
+        fake_add_blocks(root, 40, 40, 0, "offline", "Normal Movable");
+        tplan_group(&t, 0, cpu, 1, 40, 40, ZONE_MOVABLE);
+        /*
+         * Chains of 8 in write order: 40 42-48 | 49-56 | 57-64 | 65-72 | 73-79 41.
+         * The first: 44 busy, the kernel cancels 45-48. The second: the
+         * hotplug lock busy at 50 (the store never ran), 51-56 cancelled.
+         * The third: 60 cut short, 61-64 cancelled. The rest go through.
+         */
+        c.answer[44] = -EBUSY;
+        c.answer[50] = -EINTR;
+        c.answer[60] = 3;
+        for (uint64_t id = 45; id <= 48; id++)
+                c.answer[id] = -ECANCELED;
+        for (uint64_t id = 51; id <= 56; id++)
+                c.answer[id] = -ECANCELED;
+        for (uint64_t id = 61; id <= 64; id++)
+                c.answer[id] = -ECANCELED;
+
+        assert_int_equal(online_write(&req, &res), 0);
+
+        if (!ring) {
+                /* No ring, no chain to break: every block block by block, and the kernel's answers unasked. */
+                assert_int_equal(c.total, 0);
+                assert_int_equal(res->failed, 0);
+                assert_int_equal(res->groups[0].blocks, 40);
+                fake_tree_free(root);
+                return;
+        }
+        /* Every block went through a chain once, and none twice. */
+        assert_int_equal(c.total, 40);
+        for (uint64_t id = 40; id < 80; id++)
+                assert_int_equal(c.calls[id], 1);
+        for (size_t i = 0; i < 40; i++) {
+                const struct block_result *br = &res->blocks[i];
+                _cleanup_free_ char *v = block_state(root, br->id);
+
+                if (br->id == 60) {
+                        /* Cut short: a failure, not retried, as a short write(2) is. */
+                        assert_int_equal(br->error, -EIO);
+                        assert_int_equal(br->attempts, 1);
+                        continue;
+                }
+                assert_int_equal(br->error, 0);
+                assert_string_equal(v, "online_movable");
+                /* Busy: a second write, block by block. Cancelled or lock-busy: the one write is block by block. */
+                assert_int_equal(br->attempts, br->id == 44 ? 2 : 1);
+        }
+        assert_int_equal(res->failed, 1);
+        assert_int_equal(res->chained, 3 + 1 + 3 + 8 + 8);
+        assert_int_equal(res->chain_errno, 0);
+        fake_tree_free(root);
+}
+
+/* A block not offline at its turn ends the chain before it, is skipped, and the next chain goes on. */
+static void test_chain_stray(void **state) {
+        char *root = fake_tree_new();
+        struct tplan t = {};
+        const int cpu[] = { allowed_cpu() };
+        struct policy p = test_policy(1, 0);
+        _cleanup_online_result_ struct online_result *res = NULL;
+        struct online_request req = tree_request(root, &t, &p);
+        int ring = ring_error();
+
+        p.write_chain = true;
+        fake_standard_machine(root);
+        fake_add_blocks(root, 40, 20, 0, "offline", "Normal Movable");
+        fake_write(root, "devices/system/memory/memory45/state", "online\n");
+        fake_remove_block(root, 50, 0);
+        tplan_group(&t, 0, cpu, 1, 40, 20, ZONE_MOVABLE);
+
+        assert_int_equal(online_write(&req, &res), 0);
+        for (size_t i = 0; i < 20; i++) {
+                const struct block_result *br = &res->blocks[i];
+                _cleanup_free_ char *v = NULL;
+
+                if (br->id == 45 || br->id == 50) {
+                        assert_true(br->skipped);
+                        assert_int_equal(br->attempts, 0);
+                        continue;
+                }
+                v = block_state(root, br->id);
+                assert_int_equal(br->error, 0);
+                assert_string_equal(v, "online_movable");
+        }
+        assert_int_equal(res->groups[0].blocks, 18);
+        assert_int_equal(res->chained, ring == 0 ? 18 : 0);
+        fake_tree_free(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fake_tree),
@@ -1507,6 +1716,9 @@ int main(void) {
                 cmocka_unit_test(test_write_state_file),
                 cmocka_unit_test(test_write_file_fails),
                 cmocka_unit_test(test_write_file_blocks),
+                cmocka_unit_test(test_chain_writes),
+                cmocka_unit_test(test_chain_link_fails),
+                cmocka_unit_test(test_chain_stray),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,6 +86,7 @@ static void assert_defaults(const struct policy *p) {
         assert_int_equal(p->node_link_wait_ms, 200);
         assert_int_equal(p->event_source, EVENT_SOURCE_UDEV);
         assert_true(p->take_over_auto_online);
+        assert_true(p->write_chain);
         assert_int_equal(p->default_zone, ZONE_MOVABLE);
         assert_int_equal(p->movable_ratio, 301);
         assert_true(p->ratio_per_node);
@@ -512,6 +513,14 @@ static void test_take_over_auto_online(void **state) {
         _cleanup_policy_ struct policy *p = load_ok(state, "[daemon]\ntake_over_auto_online = no\n");
 
         assert_false(p->take_over_auto_online);
+}
+
+static void test_write_chain(void **state) {
+        _cleanup_policy_ struct policy *p = load_ok(state, "[daemon]\nwrite_chain = no\n");
+
+        assert_false(p->write_chain);
+        expect_error(state, "[daemon]\nmax_wait_ms = 600\nwrite_chain = sometimes\n", 3,
+                     "write_chain: expected yes or no");
 }
 
 /* [metrics] textfile_dir: an absolute directory; empty (a drop-in's way back to the default) is none. */
@@ -1167,6 +1176,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_syntax, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_device_cxl_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_over_auto_online, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_write_chain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_metrics_keys, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_structure_errors, setup, teardown),

@@ -97,6 +97,8 @@ DIMM_CONTENDERS = {
     "memonlined-w2-c2": (None, "[daemon]\nworkers = 2\nmax_concurrent_writes = 2\n", None),
     "memonlined-w2-c4": (None, "[daemon]\nworkers = 2\nmax_concurrent_writes = 4\n", None),
     "memonlined-kernel-events": (None, "[daemon]\nevent_source = kernel\n", None),
+    # The same daemon writing one system call per block, as before linked write chains.
+    "memonlined-no-chain": (None, "[daemon]\nwrite_chain = no\n", None),
     # Diagnostic: into ZONE_MOVABLE like serial-loop (guard off), to compare the kernel's cost of the write orders.
     "memonlined-movable": (None, "[zones]\ndefault = online_movable\nmovable_ratio = 0\n", None),
     "udev-rule": ("offline", None, "udev"),
@@ -113,12 +115,15 @@ NVDIMM_DIAG = ("daxctl-no-online+settle+memonlined",)
 CXL_CONTENDERS = {
     "cxl+memonlined": (None, ""),
     "cxl+memonlined-kernel-events": (None, "[daemon]\nevent_source = kernel\n"),
+    "cxl+memonlined-no-chain": (None, "[daemon]\nwrite_chain = no\n"),
     "cxl+kernel-auto-online": ("online", None),
     # The plainest userspace onliner: what any of them pays for the event's trip.
     "cxl+udev-rule": ("offline", None),
 }
-DIMM_DIAG = ("memonlined-movable",)   # run only when named
-ALL = [c for c in DIMM_CONTENDERS if c not in DIMM_DIAG] + list(NVDIMM_CONTENDERS) + list(CXL_CONTENDERS)
+DIMM_DIAG = ("memonlined-movable", "memonlined-no-chain")   # run only when named
+CXL_DIAG = ("cxl+memonlined-no-chain",)
+ALL = ([c for c in DIMM_CONTENDERS if c not in DIMM_DIAG] + list(NVDIMM_CONTENDERS)
+       + [c for c in CXL_CONTENDERS if c not in CXL_DIAG])
 AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
 # Where memonlined keeps the value it took over (6.12).
 AUTO_ONLINE_SAVED = "/run/memonlined/auto_online_blocks"

@@ -3,6 +3,7 @@
 docs/BENCHMARKS.md ("Pooling rule"), from vm-bench.py's JSON lines.
 
 Usage: verdicts.py FILE_OR_DIR [...] [--json] [--plot-data FILE.dat] [--created | --begin]
+                   [--versus NUM/DEN ...]
 
 Per case (build, kernel, kind, blocks) and contender: the trials (ok of
 all), the median time to the last block (e2e_s) and to the first
@@ -22,6 +23,11 @@ bench-pipeline passes of an A/B (contenders "old" and "new") give a
 table of CPU per block, new over old, by the same rule; so do the guest
 trials of ab-images.py whose arms are named "old" and "new": time to the
 last and to the first block, and the batches' preparation.
+
+--versus NUM/DEN adds, per case where both ran, contender NUM over
+contender DEN by the same rule (two settings of one build, as
+memonlined over memonlined-no-chain): the last and the first block,
+the onlining phase and the kernel's Σ online_pages.
 
 --begin prints, instead of the claims, each contender's first online's
 wait to take mem_hotplug_lock (first_online_begin_ms: median with its
@@ -111,7 +117,50 @@ def claim_rows(groups, measures=MEASURES):
     return rows
 
 
-OWN_TIME_CONTENDERS = ("memonlined", "cxl+memonlined")
+OWN_TIME_CONTENDERS = ("memonlined", "cxl+memonlined", "memonlined-no-chain", "cxl+memonlined-no-chain")
+VERSUS_MEASURES = MEASURES + (("onlining_phase_s", "onlining phase"), ("kernel_online_sum_s", "Σ online_pages"))
+
+
+def versus_rows(groups, pairs):
+    """Per case and (NUM, DEN) of PAIRS that both ran in it: each one's median of
+    every VERSUS_MEASURES field, NUM over DEN with its interval and verdict."""
+    out = []
+    for case, by in sorted(cases(groups).items(), key=lambda kv: tuple(map(str, kv[0]))):
+        build, kernel, kind, blocks = case
+        for num, den in pairs:
+            if num not in by or den not in by:
+                continue
+            row = {"build": build, "kernel": kernel, "kind": kind, "blocks": blocks, "num": num, "den": den,
+                   "num_ok": sum(1 for _, _, r in by[num] if r.get("ok")), "num_trials": len(by[num]),
+                   "den_ok": sum(1 for _, _, r in by[den] if r.get("ok")), "den_trials": len(by[den])}
+            for field, _ in VERSUS_MEASURES:
+                a, b = benchstats.times(by[num], field), benchstats.times(by[den], field)
+                iv = ratio_or_none(a, b)
+                row[field] = {"num": benchstats.median(a) if a else None, "den": benchstats.median(b) if b else None,
+                              "ratio": iv, "verdict": verdict(iv)}
+            out.append(row)
+    return out
+
+
+def print_versus(rows):
+    for row in rows:
+        print("\n#### %s, %s, %s blocks (build %s): %s (%d of %d ok) over %s (%d of %d ok)\n" % (
+            row["kernel"], row["kind"], row["blocks"], row["build"], row["num"], row["num_ok"], row["num_trials"],
+            row["den"], row["den_ok"], row["den_trials"]))
+        print("| measure | %s, median | %s, median | ratio (95%%) | verdict |" % (row["num"], row["den"]))
+        print("|---|---|---|---|---|")
+        for field, name in VERSUS_MEASURES:
+            m = row[field]
+            print("| %s | %s | %s | %s | %s |" % (
+                name, "-" if m["num"] is None else "%.3f s" % m["num"],
+                "-" if m["den"] is None else "%.3f s" % m["den"], fmt_ratio(m["ratio"]), m["verdict"]))
+
+
+def versus_pair(text):
+    num, sep, den = text.partition("/")
+    if not sep or not num or not den:
+        raise argparse.ArgumentTypeError("want NUM/DEN, got %r" % text)
+    return num, den
 
 
 def is_number(v):
@@ -372,6 +421,8 @@ def main():
     ap.add_argument("--created", action="store_true", help="when the first add's blocks appear, by contender")
     ap.add_argument("--begin", action="store_true",
                     help="the first online's wait in mem_hotplug_begin, by contender and by trial")
+    ap.add_argument("--versus", type=versus_pair, action="append", default=[],
+                    help="NUM/DEN: contender NUM over DEN, per case where both ran")
     a = ap.parse_args()
     loaded = benchstats.load(benchstats.trial_files(a.paths))
     groups = benchstats.pool(loaded)
@@ -393,6 +444,7 @@ def main():
     own = own_time_rows(groups)
     pipeline = pipeline_rows(loaded)
     build_ab = build_ab_rows(loaded)
+    versus = versus_rows(groups, a.versus)
     if pipeline and not a.json:
         print_pipeline(pipeline)
     if not rows and pipeline:
@@ -401,11 +453,12 @@ def main():
         print("verdicts: no trials in %s" % " ".join(a.paths), file=sys.stderr)
         return 1
     if a.json:
-        for row in rows + own + build_ab:
+        for row in rows + own + build_ab + versus:
             print(json.dumps(row, sort_keys=True))
     else:
         print_build_ab(build_ab)
         print_markdown(rows)
+        print_versus(versus)
         print_own_time(own)
     if a.plot_data:
         write_plot_data(rows, a.plot_data)

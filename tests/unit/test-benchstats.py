@@ -271,6 +271,24 @@ def build_ab():
     check(verdicts.build_ab_rows([r for r in rows if r[2]["ab_arm"] != "old"]) == [],
           "builds A/B: no old arm, no row")
 
+    def setting(contender, k, last, phase, ok=True):
+        return ("f", k, {"build": "n1", "kernel": "6.12", "kind": "dimm1", "blocks": 512, "contender": contender,
+                         "ok": ok, "e2e_s": last, "first_block_s": 2.0 + 0.01 * k, "onlining_phase_s": phase,
+                         "kernel_online_sum_s": 4.0 + 0.01 * k})
+    rows = [setting("memonlined", k, 9.0 + 0.01 * k, 4.2 + 0.01 * k) for k in range(6)]
+    rows += [setting("memonlined-no-chain", k, 10.0 + 0.01 * k, 5.0 + 0.01 * k) for k in range(6)]
+    rows += [setting("memonlined-no-chain", 6, None, None, ok=False),
+             setting("kernel-auto-online", 0, 9.5, None)]
+    got = verdicts.versus_rows(benchstats.pool(rows), [("memonlined", "memonlined-no-chain"),
+                                                       ("memonlined", "chmem")])
+    check(len(got) == 1 and got[0]["num_ok"] == 6 and got[0]["den_trials"] == 7 and got[0]["den_ok"] == 6,
+          "--versus: one row per case where both ran; a failed trial counts, without a time")
+    check(got[0]["e2e_s"]["verdict"] == "faster" and got[0]["onlining_phase_s"]["verdict"] == "faster"
+          and got[0]["first_block_s"]["verdict"] == "not told apart"
+          and got[0]["kernel_online_sum_s"]["verdict"] == "not told apart",
+          "--versus: each measure's ratio and verdict by the rule")
+    check(verdicts.versus_pair("a/b-c") == ("a", "b-c"), "--versus: NUM/DEN")
+
 
 def one_dimm():
     class Args:

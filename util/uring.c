@@ -138,6 +138,17 @@ int uring_submit(struct uring *r, unsigned *ret_submitted) {
         return 0;
 }
 
+int uring_wait_ready(struct uring *r, unsigned n) {
+        for (;;) {
+                unsigned ready = __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE) - *r->cq_head;
+
+                if (ready >= n)
+                        return 0;
+                if (sys_enter(r->fd, 0, n - ready, IORING_ENTER_GETEVENTS) < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
 int uring_wait(struct uring *r, uint64_t *ret_user_data, int *ret_res) {
         unsigned head = *r->cq_head;
         struct io_uring_cqe *cqe;

@@ -32,5 +32,7 @@ int uring_bind_cpu(struct uring *r, int cpu);
 int uring_queue_write(struct uring *r, int fd, const void *buf, size_t len, uint64_t user_data, bool link);
 /* Submit what is queued; *ret_submitted of them reached the kernel. Fewer, or an error: close the ring. */
 int uring_submit(struct uring *r, unsigned *ret_submitted);
+/* Wait until n completions are ready, with one wakeup: none for each one before. */
+int uring_wait_ready(struct uring *r, unsigned n);
 /* The next completion, waiting for it: its user_data and result (bytes or -errno). */
 int uring_wait(struct uring *r, uint64_t *ret_user_data, int *ret_res);

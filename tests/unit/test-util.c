@@ -14,6 +14,7 @@
 #include "fake-tree.h"
 #include "string-table.h"
 #include "sysfs.h"
+#include "uring.h"
 #include "util.h"
 
 static void assert_roundtrip(const char *in, const char *want) {
@@ -818,9 +819,74 @@ static void test_cli_error(void **state) {
                                  "memonlined: out of memory\n");
 }
 
+/* The ring: linked writes at offset 0, in order; a failed link cancels the rest of its chain. */
+static void test_uring_chain(void **state) {
+        char path[] = "/tmp/memonline-uring-XXXXXX";
+        struct uring u;
+        int fd, ro, r, res;
+        uint64_t k;
+        unsigned submitted;
+        char buf[16] = "";
+
+        r = uring_open(8, &u);
+        if (r < 0) {
+                /* Only a kernel or a filter without io_uring may say no, and it says so. */
+                assert_true(r == -ENOSYS || r == -EPERM);
+                return;
+        }
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        ro = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(ro >= 0);
+        assert_int_equal(uring_bind_cpu(&u, 0), 0);
+        assert_int_equal(uring_bind_cpu(&u, -1), -EINVAL);
+
+        /* Three links: each at offset 0, so the last one's value stands. */
+        assert_int_equal(uring_queue_write(&u, fd, "offline\n", 8, 10, true), 0);
+        assert_int_equal(uring_queue_write(&u, fd, "online\n", 7, 11, true), 0);
+        assert_int_equal(uring_queue_write(&u, fd, "online_movable\n", 15, 12, false), 0);
+        assert_int_equal(uring_submit(&u, &submitted), 0);
+        assert_int_equal(submitted, 3);
+        assert_int_equal(uring_wait_ready(&u, 3), 0);
+        for (uint64_t want = 10; want <= 12; want++) {
+                assert_int_equal(uring_wait(&u, &k, &res), 0);
+                assert_int_equal(k, want);
+                assert_int_equal(res, want == 10 ? 8 : want == 11 ? 7 : 15);
+        }
+        assert_int_equal(pread(fd, buf, sizeof(buf) - 1, 0), 15);
+        assert_string_equal(buf, "online_movable\n");
+
+        /* The second link fails (a read-only file): the third is cancelled, never written. */
+        assert_int_equal(ftruncate(fd, 0), 0);
+        assert_int_equal(uring_queue_write(&u, fd, "offline\n", 8, 20, true), 0);
+        assert_int_equal(uring_queue_write(&u, ro, "online\n", 7, 21, true), 0);
+        assert_int_equal(uring_queue_write(&u, fd, "online_movable\n", 15, 22, false), 0);
+        assert_int_equal(uring_submit(&u, &submitted), 0);
+        assert_int_equal(submitted, 3);
+        for (uint64_t want = 20; want <= 22; want++) {
+                assert_int_equal(uring_wait(&u, &k, &res), 0);
+                assert_int_equal(k, want);
+                assert_int_equal(res, want == 20 ? 8 : want == 21 ? -EBADF : -ECANCELED);
+        }
+        memset(buf, 0, sizeof(buf));
+        assert_int_equal(pread(fd, buf, sizeof(buf) - 1, 0), 8);
+        assert_string_equal(buf, "offline\n");
+
+        /* A full ring takes no more. */
+        for (unsigned i = 0; i < u.entries; i++)
+                assert_int_equal(uring_queue_write(&u, fd, "x", 1, i, false), 0);
+        assert_int_equal(uring_queue_write(&u, fd, "x", 1, 99, false), -EBUSY);
+        uring_close(&u);
+        assert_int_equal(u.fd, -1);
+        close(ro);
+        close(fd);
+        unlink(path);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_handoff),
+                cmocka_unit_test(test_uring_chain),
                 cmocka_unit_test(test_cli_error),
                 cmocka_unit_test(test_cpulist_roundtrip),
                 cmocka_unit_test(test_cpulist_contents),

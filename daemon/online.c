@@ -173,6 +173,7 @@ struct worker {
         struct uring *ring;             /* its thread's ring for chained writes; NULL: one write per call */
         size_t released;                /* items [0, released) are done with their files */
         size_t chained;                 /* blocks written through a chain */
+        unsigned chains;                /* chains run in this run */
         int chain_error;                /* why it wrote block by block though chains were asked for, -errno */
 };
 
@@ -865,7 +866,13 @@ static size_t chain_run(struct worker *w, size_t i, const struct ready_block *rb
         if (i + 1 >= end || stopped(pass))
                 return 0;
         slot_take(w);
+        /*
+         * Its blocks are taken before its first write: each one the helper
+         * has not opened yet is opened here, in front of the run. So the
+         * chains grow, 2, 4, 8, then 16 links, while the helper gets ahead.
+         */
         limit = MIN((size_t) CHAIN_MAX, (size_t) (pass->writes_per_turn - MIN(w->streak, pass->writes_per_turn)));
+        limit = MIN(limit, (size_t) 2 << MIN(w->chains, 3U));
         if (limit < 2 || stopped(pass))
                 return 0;
         links[0] = (struct chain_link) { .i = i, .rb = *rb, .res = INT_MIN };
@@ -931,6 +938,7 @@ static size_t chain_run(struct worker *w, size_t i, const struct ready_block *rb
         }
         if (r < 0 || submitted < n)
                 chain_give_up(w, r);
+        w->chains++;
 
         for (size_t k = 0; k < n; k++) {
                 chain_link_finish(w, &links[k], k == 0 ? start : links[0].end_usec ?: start, n > 1 ? n - 1 : 1,
@@ -984,7 +992,8 @@ static void worker_run(struct worker *w) {
                 job_progress_block(pass->req->progress, g->node, br->id);
                 if (i >= w->first_deferred && pass->req->hold_last && atomic_load(pass->req->hold_last))
                         br->held = br->skipped = true;
-                else if (w->ring && chainable(&rb, &g->items[idx - w->first_item])) {
+                /* The run's first block alone: its write goes now, with no other block's open before it. */
+                else if (w->ring && i > 0 && chainable(&rb, &g->items[idx - w->first_item])) {
                         size_t taken = chain_run(w, i, &rb);
 
                         if (taken > 0) {

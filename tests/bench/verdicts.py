@@ -220,14 +220,14 @@ def print_own_time(rows):
     if not rows:
         return
     print("\n#### memonlined's own time (onlining phase over the kernel's Σ online_pages; preparation per batch)\n")
-    print("| kernel | case | build | trials ok | phase / Σ online_pages, median (95%) | batches "
+    print("| kernel | case | build | contender | trials ok | phase / Σ online_pages, median (95%) | batches "
           "| preparation p90 | preparation max | last add's end to the first write, median (95%) "
           "| floor / reference, last block (95%) | floor / reference, first block (95%) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         m, w = row["phase_over_kernel"], row["add_end_to_first_write_ms"]
-        print("| %s | %s, %s blocks | %s | %d | %s | %d | %s | %s | %s | %s | %s |" % (
-            row["kernel"], row["kind"], row["blocks"], row["build"], row["trials"],
+        print("| %s | %s, %s blocks | %s | %s | %d | %s | %d | %s | %s | %s | %s | %s |" % (
+            row["kernel"], row["kind"], row["blocks"], row["build"], row["contender"], row["trials"],
             "-" if m is None else "%.2f × (%.2f-%.2f)" % (m["median"], m["lo"], m["hi"]),
             row["batches"],
             "-" if row["prepare_ms_p90"] is None else "%.0f ms" % row["prepare_ms_p90"],

@@ -805,26 +805,30 @@ static const struct plan_item *worker_item(const struct worker *w, size_t i) {
         return &w->pass->req->plan->groups[w->group].items[w->items[i] - w->first_item];
 }
 
+/* Item i (prepared in rb) written on its own, finished and its file given back. */
+static void write_alone(struct worker *w, size_t i, struct ready_block rb) {
+        online_one(w, worker_item(w, i), rb, &w->pass->res->blocks[w->items[i]]);
+        job_progress_finished(w->pass->req->progress);
+        release_ready(w, i, rb.fd);
+}
+
 /*
  * A link's block after its completion: done, or written on block by block
  * from where it stands. start_usec: the chain's submission for the first
- * link, the first link's completion for the others (sharing of them).
+ * link, the first link's completion for the others, which share the time
+ * since then (shares of them; 1 for the first link).
  */
-static void chain_link_finish(struct worker *w, struct chain_link *l, uint64_t start_usec, size_t sharing,
-                              bool first, bool *ret_broken) {
+static void chain_link_finish(struct worker *w, struct chain_link *l, uint64_t start_usec, size_t shares,
+                              bool *ret_broken) {
         struct block_result *br = &w->pass->res->blocks[w->items[l->i]];
         const struct plan_item *item = worker_item(w, l->i);
         const char *value = item_value(item);
 
-        if (l->res == INT_MIN) {
-                /* Never reaped: whether it was written, its state says. */
+        /* Never reaped: whether it was written, its state says. */
+        if (l->res == INT_MIN)
                 l->rb.state_error = read_state(w->pass, br->id, l->rb.fd, &l->rb.state);
-                *ret_broken = true;
-                online_one(w, item, l->rb, br);
-                return;
-        }
-        if (l->res == -ECANCELED || l->res == -EINTR) {
-                /* Never stored: an earlier link failed, or the hotplug lock was busy (a write restarts then). */
+        /* Never stored: an earlier link failed, or the hotplug lock was busy (a write restarts then). */
+        if (l->res == INT_MIN || l->res == -ECANCELED || l->res == -EINTR) {
                 *ret_broken = true;
                 online_one(w, item, l->rb, br);
                 return;
@@ -839,7 +843,7 @@ static void chain_link_finish(struct worker *w, struct chain_link *l, uint64_t s
         if (l->res >= 0 && (size_t) l->res == l->len) {
                 br->error = 0;
                 /* The first link's own time; the others, reaped together, share the rest evenly. */
-                br->usec = (l->end_usec - start_usec) / (first ? 1 : sharing);
+                br->usec = (l->end_usec - start_usec) / shares;
                 w->chained++;
                 return;
         }
@@ -892,9 +896,7 @@ static size_t chain_run(struct worker *w, size_t i, const struct ready_block *rb
         }
         if (n == 1) {
                 /* Nothing to link it to: one write is one call either way. */
-                online_one(w, worker_item(w, i), *rb, &pass->res->blocks[w->items[i]]);
-                job_progress_finished(pass->req->progress);
-                release_ready(w, i, rb->fd);
+                write_alone(w, i, *rb);
                 goto stray;
         }
         for (size_t k = 0; k < n; k++) {
@@ -941,8 +943,8 @@ static size_t chain_run(struct worker *w, size_t i, const struct ready_block *rb
         w->chains++;
 
         for (size_t k = 0; k < n; k++) {
-                chain_link_finish(w, &links[k], k == 0 ? start : links[0].end_usec ?: start, n > 1 ? n - 1 : 1,
-                                  k == 0, &broken);
+                chain_link_finish(w, &links[k], k == 0 ? start : links[0].end_usec ?: start, k == 0 ? 1 : n - 1,
+                                  &broken);
                 job_progress_finished(pass->req->progress);
                 release_ready(w, links[k].i, links[k].rb.fd);
         }
@@ -951,11 +953,7 @@ static size_t chain_run(struct worker *w, size_t i, const struct ready_block *rb
 stray:
         taken = n;
         if (has_stray) {
-                size_t j = i + n;
-
-                online_one(w, worker_item(w, j), stray, &pass->res->blocks[w->items[j]]);
-                job_progress_finished(pass->req->progress);
-                release_ready(w, j, stray.fd);
+                write_alone(w, i + n, stray);
                 taken++;
         }
         return taken;
@@ -982,6 +980,7 @@ static void worker_run(struct worker *w) {
                 size_t idx = w->items[i];
                 struct block_result *br = &pass->res->blocks[idx];
                 struct ready_block rb;
+                size_t taken;
 
                 if (stopped(pass)) {
                         br->not_attempted = true;
@@ -993,14 +992,10 @@ static void worker_run(struct worker *w) {
                 if (i >= w->first_deferred && pass->req->hold_last && atomic_load(pass->req->hold_last))
                         br->held = br->skipped = true;
                 /* The run's first block alone: its write goes now, with no other block's open before it. */
-                else if (w->ring && i > 0 && chainable(&rb, &g->items[idx - w->first_item])) {
-                        size_t taken = chain_run(w, i, &rb);
-
-                        if (taken > 0) {
-                                i += taken - 1;
-                                continue;
-                        }
-                        online_one(w, &g->items[idx - w->first_item], rb, br);
+                else if (w->ring && i > 0 && chainable(&rb, &g->items[idx - w->first_item]) &&
+                         (taken = chain_run(w, i, &rb)) > 0) {
+                        i += taken - 1;
+                        continue;
                 } else
                         online_one(w, &g->items[idx - w->first_item], rb, br);
                 job_progress_finished(pass->req->progress);

@@ -124,6 +124,7 @@ DIMM_DIAG = ("memonlined-movable", "memonlined-no-chain")   # run only when name
 CXL_DIAG = ("cxl+memonlined-no-chain",)
 ALL = ([c for c in DIMM_CONTENDERS if c not in DIMM_DIAG] + list(NVDIMM_CONTENDERS)
        + [c for c in CXL_CONTENDERS if c not in CXL_DIAG])
+KNOWN = ALL + list(NVDIMM_DIAG) + list(DIMM_DIAG) + list(CXL_DIAG)   # what --contenders may name
 AUTO_ONLINE = "/sys/devices/system/memory/auto_online_blocks"
 # Where memonlined keeps the value it took over (6.12).
 AUTO_ONLINE_SAVED = "/run/memonlined/auto_online_blocks"
@@ -1232,8 +1233,8 @@ def main():
         % (a.kernel, a.kver, a.boot_auto, "yes" if a.cxl else "no"))
     contenders = [c for c in a.contenders.split(",") if c]
     for c in contenders:
-        if c not in ALL and c not in NVDIMM_DIAG and c not in DIMM_DIAG:
-            ap.error("unknown contender %s (known: %s)" % (c, ", ".join(ALL + list(NVDIMM_DIAG) + list(DIMM_DIAG))))
+        if c not in KNOWN:
+            ap.error("unknown contender %s (known: %s)" % (c, ", ".join(KNOWN)))
     big = set(a.big_contenders.split(","))
     sizes = [int(s) for s in a.sizes.split(",") if s]
     nv_sizes = [int(s) for s in a.nvdimm_sizes.split(",") if s]

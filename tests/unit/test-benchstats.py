@@ -298,6 +298,11 @@ def one_dimm():
     check(plan == [("dimm1", 512, ["memonlined", "kernel-auto-online"])], "--one-dimm: a case of its own, dimm1")
     check(vm_bench.dimm_kind(object()) == "dimm", "without --one-dimm: two DIMMs, dimm")
     check(benchstats.REFERENCE["dimm1"] == "kernel-auto-online", "one DIMM is compared with auto-online too")
+    diag = list(vm_bench.DIMM_DIAG) + list(vm_bench.NVDIMM_DIAG) + list(vm_bench.CXL_DIAG)
+    check(all(c in vm_bench.KNOWN and c not in vm_bench.ALL for c in diag),
+          "--contenders may name every kind's diagnostic contender, which runs only when named")
+    plan = vm_bench.points(["cxl+memonlined", "cxl+memonlined-no-chain"], set(), [], [], [32])
+    check(plan == [("cxl", 32, ["cxl+memonlined", "cxl+memonlined-no-chain"])], "a CXL diagnostic is planned when named")
 
 
 def smoke_guests():

@@ -198,6 +198,14 @@ chmem -e -b $(echo "$ids" | head -n1)-$(echo "$ids" | tail -n1)
 """
 
 COUNT_BLOCKS = "ls /sys/devices/system/memory | grep -c '^memory[0-9]'"
+# memonlined's threads: "tid comm ns-on-CPU" each (schedstat), then the whole process's
+# utime and stime in clock ticks, which keeps the threads that have exited (io-wq workers).
+THREAD_CPU = r"""p=$(pidof -s memonlined) || exit 0
+for t in /proc/$p/task/*; do
+    printf '%s %s %s\n' "${t##*/}" "$(cat $t/comm)" "$(cut -d' ' -f1 $t/schedstat)"
+done 2>/dev/null
+printf 'PROCESS %s %s\n' "$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f12,13)" "$(getconf CLK_TCK)"
+"""
 # The offline blocks above a block id: a shared smoke guest holds the blocks of the trials before
 # (in a fresh guest every block up to the last before the hot-add is boot memory, online).
 COUNT_OFFLINE = ("grep -l '^offline' /sys/devices/system/memory/memory*/state 2>/dev/null | "
@@ -607,6 +615,37 @@ def collect(args, vm, res, n, base, last, mono, records):
     return got
 
 
+def parse_thread_cpu(text):
+    """THREAD_CPU's output as ({tid: (comm, ns)}, the process's ns), or None when no
+    daemon ran. An io-wq worker's comm, iou-wrk-TID, is named without its TID."""
+    threads, process = {}, None
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[0] == "PROCESS" and all(x.isdigit() for x in f[1:]) and int(f[3]) > 0:
+            process = (int(f[1]) + int(f[2])) * 10**9 // int(f[3])
+        elif len(f) >= 3 and f[0].isdigit() and f[-1].isdigit():
+            threads[int(f[0])] = (re.sub(r"^iou-wrk-\d+$", "iou-wrk", " ".join(f[1:-1])), int(f[-1]))
+    return (threads, process) if process is not None else None
+
+
+def thread_cpu_delta(before, after):
+    """CPU time (ms) of the daemon's threads between two snapshots, summed by thread name;
+    "exited": the process's time less its live threads' (threads that ended in between,
+    at the clock tick's resolution); "process": the whole. {} without both snapshots."""
+    if not before or not after or after[1] < before[1]:
+        return {}
+    out, live = {}, 0
+    for tid, (comm, ns) in after[0].items():
+        prev = before[0].get(tid)
+        d = ns - prev[1] if prev and prev[0] == comm and ns >= prev[1] else ns
+        live += d
+        out[comm] = out.get(comm, 0) + d
+    res = {k: round(v / 1e6, 1) for k, v in sorted(out.items())}
+    res["exited"] = round(max(after[1] - before[1] - live, 0) / 1e6, 1)
+    res["process"] = round((after[1] - before[1]) / 1e6, 1)
+    return res
+
+
 def floor(res):
     """What an onliner with no cost of its own would take in this trial: the last add's
     end, the event's trip to the daemon (event_delay_ms, known from memonlined's records
@@ -695,6 +734,7 @@ def dimm_trial(args, vm, res, name, blocks, shared=None):
          % (base, res["auto_online_blocks"]))
     mono = int(float(vm.sh("cat /proc/uptime").out.split()[0]) * 1e6)
     vm.sh(TRACE_SETUP)
+    threads = parse_thread_cpu(vm.sh(THREAD_CPU, check=False).out) if conf is not None else None
     pid = None
     if loop in ("serial", "chmem"):
         script = (SERIAL_LOOP if loop == "serial" else CHMEM_LOOP) % {
@@ -711,6 +751,9 @@ def dimm_trial(args, vm, res, name, blocks, shared=None):
         vm.hotplug_dimm(1, size // 2)
     got = collect(args, vm, res, blocks, base, last, mono, conf is not None)
     res["host_wait_s"] = round(time.monotonic() - t_host, 2)
+    if threads:
+        # From before the hot-add to after the last online and the trace's read.
+        res["mo_thread_cpu_ms"] = thread_cpu_delta(threads, parse_thread_cpu(vm.sh(THREAD_CPU, check=False).out))
     if pid is not None:
         lr = vm.guest_exec_wait(pid, timeout=60)
         if shared is not None:

@@ -571,6 +571,28 @@ def hotplug_begin():
     check("first_online_begin_ms" not in cut, "vm-bench: a begin without its return gives no wait")
 
 
+def thread_cpu():
+    """vm-bench.py: the daemon's CPU by thread between two snapshots, and the threads that exited."""
+    before = vm_bench.parse_thread_cpu("100 memonlined 5000000\n101 mo-write-n0 1000000\n"
+                                       "102 iou-wrk-101 2000000\nPROCESS 1 0 100\n")
+    after = vm_bench.parse_thread_cpu("100 memonlined 7000000\n101 mo-write-n0 41000000\n"
+                                      "103 iou-wrk-101 30000000\n104 mo-read-n0 10000000\nPROCESS 10 2 100\n")
+    check(before[1] == 10**7 and before[0][102] == ("iou-wrk", 2000000),
+          "vm-bench: a snapshot's process time from its ticks; an io-wq worker named without its TID")
+    d = vm_bench.thread_cpu_delta(before, after)
+    check(d == {"iou-wrk": 30.0, "memonlined": 2.0, "mo-read-n0": 10.0, "mo-write-n0": 40.0,
+                "exited": 28.0, "process": 110.0},
+          "vm-bench: each live thread's time since the first snapshot, new ones whole; the rest exited")
+    reused = vm_bench.parse_thread_cpu("101 mo-read-n0 500000\nPROCESS 10 2 100\n")
+    check(vm_bench.thread_cpu_delta(before, reused)["mo-read-n0"] == 0.5,
+          "vm-bench: a TID reused by another thread counts from zero")
+    check(vm_bench.parse_thread_cpu("") is None and vm_bench.thread_cpu_delta(None, after) == {},
+          "vm-bench: no daemon, no snapshot, no field")
+    spaced = vm_bench.parse_thread_cpu("7 CPU 0/TCG 3000000\nPROCESS 1 0 100\n")
+    check(spaced and spaced[0][7] == ("CPU 0/TCG", 3000000), "vm-bench: a thread name with spaces")
+    check(vm_bench.parse_thread_cpu("PROCESS 1 0 0\n") is None, "vm-bench: a clock tick of zero is no snapshot")
+
+
 bootstrap()
 rotation()
 pooling()
@@ -588,3 +610,4 @@ sysfs_reads()
 hotplug_begin()
 begin()
 stop_at()
+thread_cpu()

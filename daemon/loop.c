@@ -572,6 +572,8 @@ static void *runner_main(void *userdata) {
         uint64_t one = 1;
         struct job *j;
 
+        /* Its CPU apart from the loop's in top -H, ps -L and the benchmarks' per-thread tally. */
+        (void) pthread_setname_np(pthread_self(), "mo-runner");
         while ((j = handoff_take(&c->runner_jobs))) {
                 j->error = runner_process(&c->runner_ctx, j);
                 /* The job is the loop's again: wake it. */

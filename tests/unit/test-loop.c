@@ -1416,13 +1416,62 @@ static void warm_feed(struct fixture *f) {
                 stop_when_idle(f);
 }
 
+/* Whether one of this process's threads is named `name` now. */
+static bool thread_named(const char *name) {
+        _cleanup_(closedirp) DIR *d = opendir("/proc/self/task");
+        struct dirent *de;
+
+        assert_non_null(d);
+        while ((de = readdir(d))) {
+                char path[300], comm[32] = "";
+                FILE *fp;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+                fp = fopen(path, "re");
+                if (!fp)
+                        continue;       /* a thread that exited meanwhile */
+                if (fgets(comm, sizeof(comm), fp))
+                        comm[strcspn(comm, "\n")] = 0;
+                fclose(fp);
+                if (streq(comm, name))
+                        return true;
+        }
+        return false;
+}
+
+static bool saw_runner_named;
+
+static void look_for_runner(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        if (st.runner_starts > 0 && thread_named("mo-runner")) {
+                saw_runner_named = true;
+                return;
+        }
+        at(f, 5, look_for_runner);
+}
+
 static void test_threads_kept(void **state) {
         struct fixture *f = *state;
         struct loop_stats st;
+        char comm[32] = "";
+        FILE *fp;
 
         start_with(f, CONF_MOVABLE, 0, 0);
+        saw_runner_named = false;
         at(f, 20, warm_feed);
+        at(f, 1, look_for_runner);
         assert_int_equal(loop_run(f->loop), 0);
+        assert_true(saw_runner_named);
+        /* The loop's own thread keeps the process's name: only the runner's is set. */
+        fp = fopen("/proc/thread-self/comm", "re");
+        assert_non_null(fp);
+        assert_non_null(fgets(comm, sizeof(comm), fp));
+        fclose(fp);
+        assert_null(strstr(comm, "mo-runner"));
         loop_get_stats(f->loop, &st);
         /* The coldplug and three batches, one block each after it. */
         assert_int_equal(st.batches, 4);

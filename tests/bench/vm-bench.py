@@ -198,11 +198,13 @@ chmem -e -b $(echo "$ids" | head -n1)-$(echo "$ids" | tail -n1)
 """
 
 COUNT_BLOCKS = "ls /sys/devices/system/memory | grep -c '^memory[0-9]'"
-# memonlined's threads: "tid comm ns-on-CPU" each (schedstat), then the whole process's
+# memonlined's threads: "T tid ns-on-CPU times-run utime stime comm" each (schedstat's first and
+# third fields, stat's ticks; the name last, as it may hold spaces), then the whole process's
 # utime and stime in clock ticks, which keeps the threads that have exited (io-wq workers).
 THREAD_CPU = r"""p=$(pidof -s memonlined) || exit 0
 for t in /proc/$p/task/*; do
-    printf '%s %s %s\n' "${t##*/}" "$(cat $t/comm)" "$(cut -d' ' -f1 $t/schedstat)"
+    printf 'T %s %s %s %s\n' "${t##*/}" "$(cut -d' ' -f1,3 $t/schedstat)" \
+        "$(sed 's/.*) //' $t/stat | cut -d' ' -f12,13)" "$(cat $t/comm)"
 done 2>/dev/null
 printf 'PROCESS %s %s\n' "$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f12,13)" "$(getconf CLK_TCK)"
 """
@@ -616,16 +618,31 @@ def collect(args, vm, res, n, base, last, mono, records):
 
 
 def parse_thread_cpu(text):
-    """THREAD_CPU's output as ({tid: (comm, ns)}, the process's ns), or None when no
-    daemon ran. An io-wq worker's comm, iou-wrk-TID, is named without its TID."""
-    threads, process = {}, None
+    """THREAD_CPU's output as ({tid: (comm, ns, runs, sys_ns)}, the process's ns), or None
+    when no daemon ran. An io-wq worker's comm, iou-wrk-TID, is named without its TID."""
+    threads, process, tick = {}, None, None
     for line in text.splitlines():
         f = line.split()
         if len(f) == 4 and f[0] == "PROCESS" and all(x.isdigit() for x in f[1:]) and int(f[3]) > 0:
-            process = (int(f[1]) + int(f[2])) * 10**9 // int(f[3])
-        elif len(f) >= 3 and f[0].isdigit() and f[-1].isdigit():
-            threads[int(f[0])] = (re.sub(r"^iou-wrk-\d+$", "iou-wrk", " ".join(f[1:-1])), int(f[-1]))
-    return (threads, process) if process is not None else None
+            process, tick = int(f[1]) + int(f[2]), int(f[3])
+        elif len(f) >= 7 and f[0] == "T" and all(x.isdigit() for x in f[1:6]):
+            tid, ns, runs, _, sys_ticks = (int(x) for x in f[1:6])
+            threads[tid] = (re.sub(r"^iou-wrk-\d+$", "iou-wrk", " ".join(f[6:])), ns, runs, sys_ticks)
+    if process is None:
+        return None
+    threads = {t: (c, ns, runs, st * 10**9 // tick) for t, (c, ns, runs, st) in threads.items()}
+    return threads, process * 10**9 // tick
+
+
+def thread_deltas(before, after):
+    """Each live thread's (name, ns on a CPU, times run, ns in the kernel) since the first
+    snapshot; a thread new since then (or a TID reused by another name) counts whole."""
+    for tid, (comm, ns, runs, sys_ns) in after[0].items():
+        prev = before[0].get(tid)
+        if prev and prev[0] == comm and ns >= prev[1]:
+            yield comm, ns - prev[1], max(runs - prev[2], 0), max(sys_ns - prev[3], 0)
+        else:
+            yield comm, ns, runs, sys_ns
 
 
 def thread_cpu_delta(before, after):
@@ -635,15 +652,27 @@ def thread_cpu_delta(before, after):
     if not before or not after or after[1] < before[1]:
         return {}
     out, live = {}, 0
-    for tid, (comm, ns) in after[0].items():
-        prev = before[0].get(tid)
-        d = ns - prev[1] if prev and prev[0] == comm and ns >= prev[1] else ns
-        live += d
-        out[comm] = out.get(comm, 0) + d
+    for comm, ns, _, _ in thread_deltas(before, after):
+        live += ns
+        out[comm] = out.get(comm, 0) + ns
     res = {k: round(v / 1e6, 1) for k, v in sorted(out.items())}
     res["exited"] = round(max(after[1] - before[1] - live, 0) / 1e6, 1)
     res["process"] = round((after[1] - before[1]) / 1e6, 1)
     return res
+
+
+def thread_runs_delta(before, after):
+    """By thread name between two snapshots: how often its threads were put on a CPU
+    ("runs": each wakeup is one) and their time in the kernel (ms, at the clock tick's
+    resolution: stat's stime). {} without both snapshots."""
+    if not before or not after or after[1] < before[1]:
+        return {}
+    runs, sys_ms = {}, {}
+    for comm, _, r, sys_ns in thread_deltas(before, after):
+        runs[comm] = runs.get(comm, 0) + r
+        sys_ms[comm] = sys_ms.get(comm, 0) + sys_ns
+    return {"runs": dict(sorted(runs.items())),
+            "sys_ms": {k: round(v / 1e6, 1) for k, v in sorted(sys_ms.items())}}
 
 
 def floor(res):
@@ -753,7 +782,9 @@ def dimm_trial(args, vm, res, name, blocks, shared=None):
     res["host_wait_s"] = round(time.monotonic() - t_host, 2)
     if threads:
         # From before the hot-add to after the last online and the trace's read.
-        res["mo_thread_cpu_ms"] = thread_cpu_delta(threads, parse_thread_cpu(vm.sh(THREAD_CPU, check=False).out))
+        after = parse_thread_cpu(vm.sh(THREAD_CPU, check=False).out)
+        res["mo_thread_cpu_ms"] = thread_cpu_delta(threads, after)
+        res["mo_thread_runs"] = thread_runs_delta(threads, after)
     if pid is not None:
         lr = vm.guest_exec_wait(pid, timeout=60)
         if shared is not None:

@@ -573,25 +573,35 @@ def hotplug_begin():
 
 def thread_cpu():
     """vm-bench.py: the daemon's CPU by thread between two snapshots, and the threads that exited."""
-    before = vm_bench.parse_thread_cpu("100 memonlined 5000000\n101 mo-write-n0 1000000\n"
-                                       "102 iou-wrk-101 2000000\nPROCESS 1 0 100\n")
-    after = vm_bench.parse_thread_cpu("100 memonlined 7000000\n101 mo-write-n0 41000000\n"
-                                      "103 iou-wrk-101 30000000\n104 mo-read-n0 10000000\nPROCESS 10 2 100\n")
-    check(before[1] == 10**7 and before[0][102] == ("iou-wrk", 2000000),
+    before = vm_bench.parse_thread_cpu("T 100 5000000 10 0 1 memonlined\nT 101 1000000 3 0 0 mo-write-n0\n"
+                                       "T 102 2000000 7 0 0 iou-wrk-101\nPROCESS 1 0 100\n")
+    after = vm_bench.parse_thread_cpu("T 100 7000000 60 0 2 memonlined\nT 101 41000000 9 1 3 mo-write-n0\n"
+                                      "T 103 30000000 5 0 2 iou-wrk-101\nT 104 10000000 4 1 0 mo-read-n0\n"
+                                      "PROCESS 10 2 100\n")
+    check(before[1] == 10**7 and before[0][102] == ("iou-wrk", 2000000, 7, 0),
           "vm-bench: a snapshot's process time from its ticks; an io-wq worker named without its TID")
+    check(after[0][101][3] == 3 * 10**7, "vm-bench: a thread's kernel time from its ticks")
     d = vm_bench.thread_cpu_delta(before, after)
     check(d == {"iou-wrk": 30.0, "memonlined": 2.0, "mo-read-n0": 10.0, "mo-write-n0": 40.0,
                 "exited": 28.0, "process": 110.0},
           "vm-bench: each live thread's time since the first snapshot, new ones whole; the rest exited")
-    reused = vm_bench.parse_thread_cpu("101 mo-read-n0 500000\nPROCESS 10 2 100\n")
+    runs = vm_bench.thread_runs_delta(before, after)
+    check(runs == {"runs": {"iou-wrk": 5, "memonlined": 50, "mo-read-n0": 4, "mo-write-n0": 6},
+                   "sys_ms": {"iou-wrk": 20.0, "memonlined": 10.0, "mo-read-n0": 0.0, "mo-write-n0": 30.0}},
+          "vm-bench: wakeups and kernel time by thread name since the first snapshot, new threads whole")
+    reused = vm_bench.parse_thread_cpu("T 101 500000 2 0 0 mo-read-n0\nPROCESS 10 2 100\n")
     check(vm_bench.thread_cpu_delta(before, reused)["mo-read-n0"] == 0.5,
           "vm-bench: a TID reused by another thread counts from zero")
-    check(vm_bench.parse_thread_cpu("") is None and vm_bench.thread_cpu_delta(None, after) == {},
+    check(vm_bench.thread_runs_delta(before, reused)["runs"] == {"mo-read-n0": 2},
+          "vm-bench: a reused TID's wakeups count from zero")
+    check(vm_bench.parse_thread_cpu("") is None and vm_bench.thread_cpu_delta(None, after) == {}
+          and vm_bench.thread_runs_delta(None, after) == {},
           "vm-bench: no daemon, no snapshot, no field")
-    spaced = vm_bench.parse_thread_cpu("7 CPU 0/TCG 3000000\nPROCESS 1 0 100\n")
-    check(spaced and spaced[0][7] == ("CPU 0/TCG", 3000000), "vm-bench: a thread name with spaces")
+    spaced = vm_bench.parse_thread_cpu("T 7 3000000 1 0 0 CPU 0/TCG\nPROCESS 1 0 100\n")
+    check(spaced and spaced[0][7] == ("CPU 0/TCG", 3000000, 1, 0), "vm-bench: a thread name with spaces")
+    odd = vm_bench.parse_thread_cpu("T 7 x 1 0 0 memonlined\nT 8 5 1 0 memonlined\nPROCESS 1 0 100\n")
+    check(odd == ({}, 10**7), "vm-bench: a thread line with a field missing or not a number is left out")
     check(vm_bench.parse_thread_cpu("PROCESS 1 0 0\n") is None, "vm-bench: a clock tick of zero is no snapshot")
-
 
 bootstrap()
 rotation()

@@ -78,6 +78,8 @@ struct loop_stats {
         uint64_t blocks, bytes, failed, batches;  /* batches: finished */
         uint64_t batches_started;       /* handed to the runner, finished or not */
         uint64_t timer_wakeups;         /* batch timer firings */
+        uint64_t monitor_wakeups;       /* the event socket woke the loop */
+        uint64_t drains;                /* looks at the event socket while a job ran */
         uint64_t runner_starts;         /* runner threads started: one, kept from job to job */
         uint64_t warm_jobs;             /* jobs that only warmed up what the runner keeps */
         bool runner_busy;

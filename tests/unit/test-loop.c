@@ -1398,6 +1398,85 @@ static void test_metrics_on_reload(void **state) {
         assert_true(has_line(text, "memonlined_batches_total 1"));
 }
 
+/* ---- events during a job: taken every EVENT_DRAIN_USEC, not one wakeup each, all before the next plan ---- */
+
+static unsigned storm_fed, storm_waited;
+static uint64_t storm_wakeups_busy, storm_drains_busy, storm_wakeups_idle;
+static bool storm_late_seen;
+
+static void storm_late(struct fixture *f) {
+        struct loop_stats st;
+
+        /* Idle again: an event wakes the loop at once. */
+        loop_get_stats(f->loop, &st);
+        storm_late_seen = st.monitor_wakeups > storm_wakeups_idle;
+        stop_when_idle(f);
+}
+
+static void storm_after(struct fixture *f) {
+        struct loop_stats st;
+
+        loop_get_stats(f->loop, &st);
+        if (st.runner_busy || !has_state(f, 59, "online_movable")) {
+                at(f, 10, storm_after);
+                return;
+        }
+        storm_wakeups_idle = st.monitor_wakeups;
+        add_and_feed(f, 60);
+        at(f, 30, storm_late);
+}
+
+static void storm_feed(struct fixture *f) {
+        struct loop_stats st;
+
+        /* From the coldplug's stuck write on: the whole storm comes while its job runs. */
+        if (storm_fed == 0 && !kernel_stuck(&f->kernel)) {
+                at(f, 2, storm_feed);
+                return;
+        }
+        loop_get_stats(f->loop, &st);
+        if (storm_fed == 0)
+                storm_wakeups_busy = st.monitor_wakeups;
+        if (storm_fed < 20) {
+                add_and_feed(f, 40 + storm_fed++);
+                at(f, 5, storm_feed);
+                return;
+        }
+        /* A look at the socket since the last event (200 ms at most), then the job may end. */
+        if (st.drains < 1 && storm_waited++ < 20) {
+                at(f, 10, storm_feed);
+                return;
+        }
+        storm_wakeups_busy = st.monitor_wakeups - storm_wakeups_busy;
+        storm_drains_busy = st.drains;
+        kernel_release(&f->kernel);
+        at(f, 10, storm_after);
+}
+
+static void test_events_during_job(void **state) {
+        struct fixture *f = *state;
+        struct loop_stats st;
+
+        storm_fed = storm_waited = 0;
+        storm_drains_busy = 0;
+        storm_late_seen = false;
+        f->kernel.stuck_block = 32;
+        start_with(f, CONF_MOVABLE, 0, 0);
+        at(f, 1, storm_feed);
+        assert_int_equal(loop_run(f->loop), 0);
+        loop_get_stats(f->loop, &st);
+        /* 20 events over 100 ms while the job ran: one wakeup, then looks every 50 ms. */
+        assert_int_equal(storm_fed, 20);
+        assert_in_range(storm_wakeups_busy, 1, 2);
+        assert_true(storm_drains_busy >= 1);
+        /* All 20 were in the next plan: one batch after the coldplug, then 60's. */
+        for (uint64_t id = 32; id <= 60; id++)
+                if (id < 36 || id >= 40)
+                        assert_true(has_state(f, id, "online_movable"));
+        assert_int_equal(st.batches, 3);
+        assert_true(storm_late_seen);
+}
+
 /* ---- the runner and writer threads are started once, not per batch ---- */
 
 static void warm_feed(struct fixture *f) {
@@ -1486,6 +1565,7 @@ static void test_threads_kept(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_threads_kept, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_events_during_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_warm_on_machine_event, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_during_job, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_broken_keeps_policy, setup, teardown),

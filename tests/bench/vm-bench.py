@@ -1220,12 +1220,14 @@ def trial(a, c, s, rnd, shared=None):
 
 
 def past_stop_time(stop_at, now=None):
-    """True at or after STOP_AT (HH:MM, today, local time); never without one."""
+    """True at or after STOP_AT (HH:MM, local time); never without one. The nearest such
+    time counts: one up to 12 hours ahead is still to come, one up to 12 hours behind has
+    passed, so that a plan's 00:12 written at 23:46 is tonight's, not this morning's."""
     if not stop_at:
         return False
     hour, minute = (int(x) for x in stop_at.split(":"))
     now = now or time.localtime()
-    return (now.tm_hour, now.tm_min) >= (hour, minute)
+    return (now.tm_hour * 60 + now.tm_min - hour * 60 - minute) % (24 * 60) < 12 * 60
 
 
 def main():
@@ -1245,7 +1247,8 @@ def main():
     ap.add_argument("--lock", default=None,
                     help="flock this file around each trial (released between trials)")
     ap.add_argument("--stop-at", default=None, metavar="HH:MM",
-                    help="start no trial at or after this local time (a plan's time rule); the trials before it stay")
+                    help="start no trial at or after this local time (a plan's time rule; the nearest such "
+                         "time, up to 12 hours ahead or behind); the trials before it stay")
     ap.add_argument("--estimate", action="store_true", help="print the trials and their estimated wall time only")
     ap.add_argument("--build", default=None,
                     help="the build measured, recorded per trial (default: git describe of this source tree); "

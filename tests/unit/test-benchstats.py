@@ -545,6 +545,11 @@ def stop_at():
     check(not vm_bench.past_stop_time("08:50", at((8, 49))), "vm-bench: a trial starts before the stop time")
     check(vm_bench.past_stop_time("08:50", at((8, 50))), "vm-bench: no trial starts at the stop time")
     check(vm_bench.past_stop_time("8:05", at((9, 0))), "vm-bench: nor after it, the hour compared first")
+    check(not vm_bench.past_stop_time("00:12", at((23, 46))), "vm-bench: a stop time after midnight is to come")
+    check(vm_bench.past_stop_time("00:12", at((0, 13))), "vm-bench: and has passed once midnight is behind")
+    check(vm_bench.past_stop_time("23:50", at((0, 5))), "vm-bench: a stop time before midnight has passed after it")
+    check(not vm_bench.past_stop_time("20:00", at((8, 1))) and vm_bench.past_stop_time("20:00", at((7, 59))),
+          "vm-bench: the nearest stop time counts, 12 hours either way")
 
 
 def hotplug_begin():
